@@ -1,0 +1,83 @@
+"""What the engine asks of an adapter: neutral views of a native call, and the way back."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from ._types import Chunk, ModelRequest, ModelResponse
+
+__all__ = ["Adapter", "Call", "is_stream"]
+
+
+class Call:
+    """One native call as it arrived: the bound target, its arguments, and the views of it.
+
+    Kept in `ModelRequest.raw`, so that an unchanged request is passed on untouched.
+    """
+
+    __slots__ = ("args", "extra", "fn", "kwargs", "request", "response", "result")
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]):
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.request: ModelRequest | None = None  # the view built from args
+        self.response: ModelResponse | None = None  # the view built from result
+        self.result: Any = None  # the native result
+        self.extra: Any = None  # adapter's own notes
+
+
+_NOT_STREAMS = (str, bytes, bytearray, dict)
+
+
+def is_stream(value: Any) -> bool:
+    """An iterator (sync or async) that is not a str, bytes or dict."""
+    if isinstance(value, _NOT_STREAMS):
+        return False
+    cls = type(value)
+    return hasattr(cls, "__next__") or hasattr(cls, "__anext__")
+
+
+class Adapter:
+    """Maps one kind of model call to the neutral types and writes changes back.
+
+    Subclasses implement the conversions; the engine calls them once per call.
+    """
+
+    __slots__ = ()
+
+    def request(self, call: Call) -> ModelRequest:
+        """The neutral view of a call; must set `raw=call` and `call.request`."""
+        raise NotImplementedError
+
+    def invoke(self, request: ModelRequest) -> Any:
+        """Call the target for `request` (written back into native arguments)."""
+        raise NotImplementedError
+
+    def response(self, native: Any, call: Call | None) -> ModelResponse:
+        """The neutral view of a native result (sets `call.response`)."""
+        raise NotImplementedError
+
+    def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
+        """Neutral chunks of a native sync stream, closing it when closed."""
+        raise NotImplementedError
+
+    def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+        raise NotImplementedError
+
+    def native(self, response: ModelResponse, call: Call | None) -> Any:
+        """The caller's form of a (possibly changed) response."""
+        raise NotImplementedError
+
+    def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
+        """The caller's form of a (possibly changed or new) chunk; `DROP` if it has none."""
+        raise NotImplementedError
+
+    def coerce(self, value: Any, call: Call | None) -> ModelResponse:
+        """A `ModelResponse` from what a hook returned or `Respond`ed with."""
+        raise NotImplementedError
+
+    def stream_result(self, stream: Any, call: Call | None) -> Any:
+        """What the caller gets for a stream (`stream` is hookwrap's native iterator)."""
+        return stream

@@ -1,0 +1,161 @@
+"""The one cattrs converter: dicts in the common chat format <-> neutral types."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import cattrs
+
+from ._types import (
+    CHUNK_KINDS,
+    Chunk,
+    ImagePart,
+    Message,
+    Part,
+    TextPart,
+    ToolCall,
+    Usage,
+)
+
+__all__ = ["converter", "message_from", "message_to_dict"]
+
+converter = cattrs.Converter()
+
+_ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
+
+
+def _part(item: Any) -> Part:
+    if isinstance(item, (TextPart, ImagePart)):
+        return item
+    if isinstance(item, str):
+        return TextPart(item)
+    if isinstance(item, Mapping):
+        kind = item.get("type", "text")
+        if kind in ("text", "input_text", "output_text"):
+            return TextPart(str(item.get("text", "")))
+        if kind in ("image_url", "image", "input_image"):
+            url = item.get("image_url", item.get("url"))
+            if isinstance(url, Mapping):
+                url = url.get("url")
+            return ImagePart(str(url), item.get("media_type"))
+    raise TypeError(f"a message part must be text or an image (got {item!r})")
+
+
+def _tool_call(item: Any) -> ToolCall:
+    if isinstance(item, ToolCall):
+        return item
+    if not isinstance(item, Mapping):
+        raise TypeError(f"a tool call must be a dict or ToolCall (got {item!r})")
+    function = item.get("function")
+    source = function if isinstance(function, Mapping) else item
+    arguments = source.get("arguments", source.get("args", {}))
+    if isinstance(arguments, str):
+        arguments = json.loads(arguments) if arguments.strip() else {}
+    return ToolCall(str(item.get("id", "")), str(source.get("name", "")), dict(arguments), raw=item)
+
+
+def message_from(value: Any) -> Message:
+    """A `Message` from a `Message`, a chat dict (`{"role": ..., "content": ...}`) or a str."""
+    if isinstance(value, Message):
+        return value
+    if isinstance(value, str):
+        return Message("user", value)
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"a message must be a dict with 'role' and 'content', a Message or a str "
+            f"(got {type(value).__name__}: {value!r})"
+        )
+    role = value.get("role")
+    if role not in _ROLES:
+        raise ValueError(
+            f"a message's role must be one of {sorted(_ROLES)} (got {role!r} in {value!r})"
+        )
+    if role == "developer":
+        role = "system"
+    content = value.get("content")
+    if content is None:
+        content = ""
+    elif not isinstance(content, str):
+        content = tuple(_part(p) for p in content)
+    calls = value.get("tool_calls") or ()
+    return Message(
+        role,
+        content,
+        tuple(_tool_call(c) for c in calls),
+        value.get("tool_call_id"),
+        value.get("name"),
+    )
+
+
+def _part_dict(part: Part) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    out: dict[str, Any] = {"type": "image_url", "image_url": {"url": part.url}}
+    if part.media_type:
+        out["media_type"] = part.media_type
+    return out
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """A chat dict with only the keys that carry something."""
+    content = message.content
+    out: dict[str, Any] = {
+        "role": message.role,
+        "content": content if isinstance(content, str) else [_part_dict(p) for p in content],
+    }
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": json.dumps(dict(c.arguments))},
+            }
+            for c in message.tool_calls
+        ]
+    if message.tool_call_id is not None:
+        out["tool_call_id"] = message.tool_call_id
+    if message.name is not None:
+        out["name"] = message.name
+    return out
+
+
+def chunk_from_dict(value: Mapping[str, Any]) -> Chunk:
+    kind = value.get("kind", value.get("type", "text"))
+    if kind not in CHUNK_KINDS:
+        raise ValueError(f"a chunk dict's kind must be one of {sorted(CHUNK_KINDS)} (got {value!r})")
+    usage = value.get("usage")
+    if isinstance(usage, Mapping):
+        usage = converter.structure(usage, Usage)
+    return Chunk(
+        kind,
+        str(value.get("text", "") or ""),
+        value.get("tool_call_id"),
+        value.get("tool_name"),
+        usage,
+        value.get("finish_reason"),
+        value.get("name"),
+        value.get("value"),
+        raw=value,
+    )
+
+
+def chunk_to_dict(chunk: Chunk) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": chunk.kind}
+    if chunk.text:
+        out["text"] = chunk.text
+    for key in ("tool_call_id", "tool_name", "finish_reason", "name", "value"):
+        value = getattr(chunk, key)
+        if value is not None:
+            out[key] = value
+    if chunk.usage is not None:
+        out["usage"] = converter.unstructure(chunk.usage)
+    return out
+
+
+converter.register_structure_hook(Message, lambda value, _: message_from(value))  # pyright: ignore[reportUnknownLambdaType]
+converter.register_unstructure_hook(Message, message_to_dict)
+converter.register_structure_hook(ToolCall, lambda value, _: _tool_call(value))  # pyright: ignore[reportUnknownLambdaType]
+converter.register_structure_hook(Chunk, lambda value, _: chunk_from_dict(value))  # pyright: ignore[reportUnknownLambdaType]
+converter.register_unstructure_hook(Chunk, chunk_to_dict)

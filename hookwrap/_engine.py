@@ -1,0 +1,658 @@
+"""One model or tool call, start to end: this is where every stage is called, in order.
+
+Built once per wrapped target (`ModelEngine`, `ToolEngine`); a call walks the tuples
+computed then. Sync and async are twins; streams end in a generator that keeps the run
+open until the caller is done with it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+from ._adapter import Adapter, Call, is_stream
+from ._errors import Aborted
+from ._onion import build, build_async
+from ._run import (
+    RunContext,
+    _current,
+    _Run,
+    finish_async,
+    finish_sync,
+    start_async,
+    start_sync,
+)
+from ._stack import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Chain, Hook
+from ._stages import (
+    after_model,
+    after_model_async,
+    after_tool,
+    after_tool_async,
+    bad_return,
+    before_model,
+    before_model_async,
+    before_tool,
+    before_tool_async,
+    call_all,
+    call_all_async,
+    mark_seen,
+    on_chunk,
+    on_chunk_async,
+)
+from ._types import DROP, Chunk, Message, ModelRequest, ModelResponse, Skip, ToolCall, ToolOutcome, Usage
+
+__all__ = ["ModelEngine", "ToolEngine", "check_shape"]
+
+CLOSED = "closed by consumer"
+_PRIMED: Any = object()
+_ids = itertools.count(1)
+_PREFIX = uuid.uuid4().hex[:10]
+
+
+def new_call_id() -> str:
+    return f"call_{_PREFIX}{next(_ids)}"
+
+
+def check_shape(chain: Chain, kinds: tuple[str, ...], is_async: bool, what: str) -> None:
+    """Refuse, at wrap time, hooks that cannot run in this call shape."""
+    for kind in (*kinds, *RUN_KINDS):
+        for hook in chain[kind]:
+            spec = hook.spec
+            if spec.is_async and not is_async:
+                raise TypeError(
+                    f"{hook.label} is async but {what} is sync; make the hook a plain `def` "
+                    "(or wrap an async target)"
+                )
+            if spec.form == "call_next" and spec.is_async != is_async:
+                want = "async def" if is_async else "def"
+                raise TypeError(
+                    f"{hook.label} takes call_next but is "
+                    f"{'async' if spec.is_async else 'sync'} while {what} is "
+                    f"{'async' if is_async else 'sync'}: a call_next hook must be `{want}`; "
+                    "or write it once in the generator form, which serves every call shape:\n"
+                    "    def hook(request):\n        response = yield request\n        "
+                    "return response"
+                )
+
+
+def _usage_of(chunks: list[Chunk]) -> Usage | None:
+    """Usage reported by a stream: most providers report running totals, so keep the max."""
+    found = [c.usage for c in chunks if c.usage is not None]
+    if not found:
+        return None
+    inp = max(u.input_tokens for u in found)
+    out = max(u.output_tokens for u in found)
+    total = max(max(u.total_tokens for u in found), inp + out)
+    return Usage(inp, out, total)
+
+
+def assemble(chunks: list[Chunk], model: str | None = None) -> ModelResponse:
+    """The response the caller received, rebuilt from the chunks delivered."""
+    text: list[str] = []
+    calls: dict[str, list[Any]] = {}
+    finish: str | None = None
+    for c in chunks:
+        kind = c.kind
+        if kind == "text":
+            text.append(c.text)
+        elif kind in ("tool_call_start", "tool_call_args"):
+            key = c.tool_call_id or (list(calls)[-1] if calls else "")
+            entry = calls.setdefault(key, [c.tool_name or "", []])
+            if c.tool_name and not entry[0]:
+                entry[0] = c.tool_name
+            if kind == "tool_call_args":
+                entry[1].append(c.text)
+        elif kind == "finish" or c.finish_reason:
+            finish = c.finish_reason or finish
+    from ._convert import _tool_call
+
+    tool_calls = tuple(
+        _tool_call({"id": key, "name": name, "arguments": "".join(parts)})
+        for key, (name, parts) in calls.items()
+    )
+    return ModelResponse(
+        Message("assistant", "".join(text), tool_calls), _usage_of(chunks), finish, model
+    )
+
+
+class _Shared:
+    """What model and tool engines both need: the chain and the run bookkeeping."""
+
+    __slots__ = ("chain", "is_async", "lifecycle")
+
+    def __init__(self, chain: Chain, is_async: bool) -> None:
+        self.chain = chain
+        self.is_async = is_async
+        self.lifecycle = chain.any(RUN_KINDS)
+
+    def _open(self, parent: RunContext[Any] | None, phase: Any) -> RunContext[Any]:
+        if parent is None:
+            return RunContext(_Run(is_async=self.is_async) if self.lifecycle else None, phase)
+        return RunContext(parent.run, phase)
+
+    def _end_sync(self, ctx: RunContext[Any], error: BaseException | None,
+                  usage: Usage | None = None) -> None:
+        run = ctx._run  # pyright: ignore[reportPrivateUsage]
+        if run is not None:
+            finish_sync(run, run.terminal, ctx, error, usage)
+
+    async def _end_async(self, ctx: RunContext[Any], error: BaseException | None,
+                         usage: Usage | None = None) -> None:
+        run = ctx._run  # pyright: ignore[reportPrivateUsage]
+        if run is not None:
+            await finish_async(run, run.terminal, ctx, error, usage)
+
+
+class ModelEngine(_Shared):
+    """Runs model calls of one wrapped target through its chain."""
+
+    __slots__ = (
+        "adapter",
+        "after",
+        "before",
+        "chunk_hooks",
+        "coerce",
+        "keep_chunks",
+        "onion",
+        "usage",
+    )
+
+    def __init__(self, adapter: Adapter, chain: Chain, is_async: bool, what: str) -> None:
+        super().__init__(chain, is_async)
+        check_shape(chain, MODEL_KINDS, is_async, what)
+        self.adapter = adapter
+        self.before = chain["before_model"]
+        self.after = chain["after_model"]
+        self.chunk_hooks = chain["on_chunk"]
+        self.usage = chain["on_usage"]
+        self.keep_chunks = bool(self.after or self.usage or self.lifecycle)
+
+        def coerce(hook: Hook, value: Any) -> Any:
+            if value.__class__ is ModelResponse or is_stream(value):
+                return value
+            if value is None:
+                raise bad_return(hook, value, "the response: `return call_next(request)`")
+            try:
+                return adapter.coerce(value, None)
+            except TypeError:
+                raise bad_return(
+                    hook, value, "a ModelResponse, Message, str or dict (or a stream)"
+                ) from None
+
+        self.coerce = coerce
+        if is_async:
+            self.onion: Any = build_async(chain["wrap_model"], self._inner_async, coerce)
+        else:
+            self.onion = build(chain["wrap_model"], self._inner, coerce)
+
+    # -- innermost --------------------------------------------------------------------------
+
+    def _inner(self, request: ModelRequest) -> Any:
+        adapter = self.adapter
+        try:
+            native = adapter.invoke(request)
+            call = request.raw
+            if is_stream(native):
+                return adapter.chunks(native, call)
+            return adapter.response(native, call)
+        except BaseException as exc:
+            mark_seen(exc)
+            raise
+
+    async def _inner_async(self, request: ModelRequest) -> Any:
+        adapter = self.adapter
+        try:
+            native = adapter.invoke(request)
+            if not is_stream(native) and hasattr(native, "__await__"):
+                native = await native
+            call = request.raw
+            if is_stream(native):
+                return adapter.achunks(native, call)
+            return adapter.response(native, call)
+        except BaseException as exc:
+            mark_seen(exc)
+            raise
+
+    def _responded(self, value: Any, request: ModelRequest) -> Any:
+        response = self.adapter.coerce(value, None)
+        if not request.stream:
+            return response
+        return iter([Chunk("text", response.text)] if response.text else [])
+
+    async def _aresponded(self, value: Any, request: ModelRequest) -> Any:
+        response = self.adapter.coerce(value, None)
+        if not request.stream:
+            return response
+
+        async def chunks() -> AsyncIterator[Chunk]:
+            if response.text:
+                yield Chunk("text", response.text)
+
+        return chunks()
+
+    # -- sync -----------------------------------------------------------------------------
+
+    def call(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+        parent = _current.get()
+        ctx = self._open(parent, "before_model")
+        token = _current.set(ctx)
+        try:
+            if self.lifecycle:
+                fresh = ctx.run.join(self.chain)
+                if fresh:
+                    start_sync(fresh, ctx)
+            call = Call(wrapped, args, kwargs)
+            request = self.adapter.request(call)
+            respond = None
+            if self.before:
+                request, respond = before_model(self.before, request, ctx)
+            if respond is None:
+                ctx.phase = "model"
+                response = self.onion(request)
+            else:
+                response = self._responded(respond.value, request)
+            if response.__class__ is not ModelResponse:
+                stream = self._stream(ctx, request, response, call, parent is None)
+                next(stream)
+                return self.adapter.stream_result(stream, call)
+            ctx.phase = "after_model"
+            usage = response.usage
+            if usage is not None:
+                self._count(ctx, usage)
+                if self.usage:
+                    call_all(self.usage, (usage,), ctx)
+            if self.after:
+                response = after_model(self.after, request, response, ctx)
+            result = self.adapter.native(response, call)
+        except BaseException as exc:
+            if parent is None:
+                self._end_sync(ctx, exc)
+            raise
+        else:
+            if parent is None:
+                self._end_sync(ctx, None, usage)
+            return result
+        finally:
+            _current.reset(token)
+
+    def _count(self, ctx: RunContext[Any], usage: Usage) -> None:
+        run = ctx._run  # pyright: ignore[reportPrivateUsage]
+        if run is not None:
+            with run.lock:
+                run.usage = run.usage + usage
+
+    def _stream(
+        self, ctx: RunContext[Any], request: ModelRequest, chunks: Iterator[Chunk], call: Call,
+        one_call: bool,
+    ) -> Iterator[Any]:
+        yield _PRIMED
+        adapter = self.adapter
+        hooks = self.chunk_hooks
+        received: list[Chunk] | None = [] if self.keep_chunks else None
+        index = 0
+        try:
+            while True:
+                token = _current.set(ctx)
+                try:
+                    ctx.phase = "model_stream"
+                    try:
+                        chunk = next(chunks)
+                    except StopIteration:
+                        break
+                    ctx.chunk_index = index
+                    index += 1
+                    out = on_chunk(hooks, chunk, ctx) if hooks else chunk
+                finally:
+                    _current.reset(token)
+                if out.__class__ is Chunk:
+                    if received is not None:
+                        received.append(out)
+                    native = out.raw if out is chunk and out.raw is not None else (
+                        adapter.native_chunk(out, call)
+                    )
+                    if native is not DROP:
+                        yield native
+                elif out is not DROP:
+                    for item in out:
+                        if received is not None:
+                            received.append(item)
+                        native = adapter.native_chunk(item, call)
+                        if native is not DROP:
+                            yield native
+            token = _current.set(ctx)
+            try:
+                usage = self._stream_end(ctx, request, received)
+                if one_call:
+                    self._end_sync(ctx, None, usage)
+            finally:
+                _current.reset(token)
+        except GeneratorExit:
+            _close(chunks, call)
+            if one_call:
+                token = _current.set(ctx)
+                try:
+                    self._end_sync(ctx, Aborted(CLOSED))
+                finally:
+                    _current.reset(token)
+            raise
+        except BaseException as exc:
+            _close(chunks, call)
+            if one_call:
+                token = _current.set(ctx)
+                try:
+                    self._end_sync(ctx, exc)
+                finally:
+                    _current.reset(token)
+            raise
+
+    def _stream_end(
+        self, ctx: RunContext[Any], request: ModelRequest, received: list[Chunk] | None
+    ) -> Usage | None:
+        if received is None:
+            return None
+        ctx.phase = "after_model"
+        response = assemble(received, request.model)
+        usage = response.usage
+        if usage is not None:
+            self._count(ctx, usage)
+            if self.usage:
+                call_all(self.usage, (usage,), ctx)
+        if self.after:
+            after_model(self.after, request, response, ctx)  # observes: chunks are delivered
+        return usage
+
+    def generator(
+        self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
+    ) -> Iterator[Any]:
+        """For generator functions: nothing runs until the caller pulls the first chunk."""
+        return (yield from self.call(wrapped, instance, args, kwargs))
+
+    # -- async ----------------------------------------------------------------------------
+
+    async def acall(
+        self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
+    ) -> Any:
+        parent = _current.get()
+        ctx = self._open(parent, "before_model")
+        token = _current.set(ctx)
+        try:
+            if self.lifecycle:
+                fresh = ctx.run.join(self.chain)
+                if fresh:
+                    await start_async(fresh, ctx)
+            call = Call(wrapped, args, kwargs)
+            request = self.adapter.request(call)
+            respond = None
+            if self.before:
+                request, respond = await before_model_async(self.before, request, ctx)
+            if respond is None:
+                ctx.phase = "model"
+                response = await self.onion(request)
+            else:
+                response = await self._aresponded(respond.value, request)
+            if response.__class__ is not ModelResponse:
+                stream = self._astream(ctx, request, response, call, parent is None)
+                await stream.asend(None)
+                return self.adapter.stream_result(stream, call)
+            ctx.phase = "after_model"
+            usage = response.usage
+            if usage is not None:
+                self._count(ctx, usage)
+                if self.usage:
+                    await call_all_async(self.usage, (usage,), ctx)
+            if self.after:
+                response = await after_model_async(self.after, request, response, ctx)
+            result = self.adapter.native(response, call)
+        except BaseException as exc:
+            if parent is None:
+                await self._end_async(ctx, _cancel(exc))
+            raise
+        else:
+            if parent is None:
+                await self._end_async(ctx, None, usage)
+            return result
+        finally:
+            _current.reset(token)
+
+    async def _astream(
+        self, ctx: RunContext[Any], request: ModelRequest, chunks: AsyncIterator[Chunk],
+        call: Call, one_call: bool,
+    ) -> AsyncIterator[Any]:
+        yield _PRIMED
+        adapter = self.adapter
+        hooks = self.chunk_hooks
+        received: list[Chunk] | None = [] if self.keep_chunks else None
+        index = 0
+        try:
+            while True:
+                token = _current.set(ctx)
+                try:
+                    ctx.phase = "model_stream"
+                    try:
+                        chunk = await chunks.__anext__()
+                    except StopAsyncIteration:
+                        break
+                    ctx.chunk_index = index
+                    index += 1
+                    out = await on_chunk_async(hooks, chunk, ctx) if hooks else chunk
+                finally:
+                    _current.reset(token)
+                if out.__class__ is Chunk:
+                    if received is not None:
+                        received.append(out)
+                    native = out.raw if out is chunk and out.raw is not None else (
+                        adapter.native_chunk(out, call)
+                    )
+                    if native is not DROP:
+                        yield native
+                elif out is not DROP:
+                    for item in out:
+                        if received is not None:
+                            received.append(item)
+                        native = adapter.native_chunk(item, call)
+                        if native is not DROP:
+                            yield native
+            token = _current.set(ctx)
+            try:
+                usage = await self._astream_end(ctx, request, received)
+                if one_call:
+                    await self._end_async(ctx, None, usage)
+            finally:
+                _current.reset(token)
+        except GeneratorExit:
+            await _aclose(chunks, call)
+            if one_call:
+                token = _current.set(ctx)
+                try:
+                    await self._end_async(ctx, Aborted(CLOSED))
+                finally:
+                    _current.reset(token)
+            raise
+        except BaseException as exc:
+            await _aclose(chunks, call)
+            if one_call:
+                token = _current.set(ctx)
+                try:
+                    await self._end_async(ctx, _cancel(exc, CLOSED))
+                finally:
+                    _current.reset(token)
+            raise
+
+    async def _astream_end(
+        self, ctx: RunContext[Any], request: ModelRequest, received: list[Chunk] | None
+    ) -> Usage | None:
+        if received is None:
+            return None
+        ctx.phase = "after_model"
+        response = assemble(received, request.model)
+        usage = response.usage
+        if usage is not None:
+            self._count(ctx, usage)
+            if self.usage:
+                await call_all_async(self.usage, (usage,), ctx)
+        if self.after:
+            await after_model_async(self.after, request, response, ctx)
+        return usage
+
+    async def agenerator(
+        self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
+    ) -> AsyncIterator[Any]:
+        """For async generator functions: nothing runs until the first chunk is pulled."""
+        stream = await self.acall(wrapped, instance, args, kwargs)
+        try:
+            async for item in stream:
+                yield item
+        finally:
+            await stream.aclose()
+
+
+def _cancel(exc: BaseException, reason: str = "cancelled") -> BaseException:
+    """Cancellation ends a run as an abort, not an error."""
+    import asyncio
+
+    return Aborted(reason) if isinstance(exc, asyncio.CancelledError) else exc
+
+
+def _close(chunks: Any, call: Call) -> None:
+    close = getattr(chunks, "close", None)
+    if close is not None:
+        close()
+
+
+async def _aclose(chunks: Any, call: Call) -> None:
+    aclose = getattr(chunks, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+# -- tools ----------------------------------------------------------------------------------
+
+
+class ToolEngine(_Shared):
+    """Runs calls of one tool through its chain: before_tool, the onion, after_tool."""
+
+    __slots__ = ("after", "before", "binding", "name", "onion")
+
+    def __init__(self, binding: Any, chain: Chain, is_async: bool, name: str) -> None:
+        super().__init__(chain, is_async)
+        check_shape(chain, TOOL_KINDS, is_async, f"tool {name!r}")
+        self.binding = binding
+        self.name = name
+        self.before = chain["before_tool"]
+        self.after = chain["after_tool"]
+
+        def keep(hook: Hook, value: Any) -> Any:
+            return value
+
+        if is_async:
+            self.onion: Any = build_async(chain["wrap_tool"], self._inner_async, keep)
+        else:
+            self.onion = build(chain["wrap_tool"], self._inner, keep)
+
+    def _inner(self, call: ToolCall) -> Any:
+        try:
+            return self.binding.invoke(call)
+        except BaseException as exc:
+            mark_seen(exc)
+            raise
+
+    async def _inner_async(self, call: ToolCall) -> Any:
+        try:
+            return await self.binding.invoke(call)
+        except BaseException as exc:
+            mark_seen(exc)
+            raise
+
+    def call(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+        return self.run(self.binding.tool_call(wrapped, args, kwargs, new_call_id()))
+
+    def run(self, call: ToolCall) -> Any:
+        parent = _current.get()
+        ctx = self._open(parent, "before_tool")
+        ctx._call_id = call.id  # pyright: ignore[reportPrivateUsage]
+        token = _current.set(ctx)
+        try:
+            if self.lifecycle:
+                fresh = ctx.run.join(self.chain)
+                if fresh:
+                    start_sync(fresh, ctx)
+            planned = before_tool(self.before, call, ctx) if self.before else call
+            start = time.perf_counter()
+            if isinstance(planned, Skip):
+                outcome = ToolOutcome(True, planned.result, None, 0.0)
+            else:
+                call = planned
+                ctx.phase = "tool"
+                try:
+                    outcome = ToolOutcome(True, self.onion(call), None, time.perf_counter() - start)
+                except Exception as exc:
+                    if not self.after or isinstance(exc, Aborted):
+                        raise
+                    outcome = ToolOutcome(False, None, exc, time.perf_counter() - start)
+            if self.after:
+                ctx.phase = "after_tool"
+                outcome = after_tool(self.after, call, outcome, ctx)
+            if not outcome.ok:
+                assert outcome.error is not None
+                raise outcome.error
+            result = outcome.result
+        except BaseException as exc:
+            if parent is None:
+                self._end_sync(ctx, exc)
+            raise
+        else:
+            if parent is None:
+                self._end_sync(ctx, None)
+            return result
+        finally:
+            _current.reset(token)
+
+    async def acall(
+        self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
+    ) -> Any:
+        return await self.arun(self.binding.tool_call(wrapped, args, kwargs, new_call_id()))
+
+    async def arun(self, call: ToolCall) -> Any:
+        parent = _current.get()
+        ctx = self._open(parent, "before_tool")
+        ctx._call_id = call.id  # pyright: ignore[reportPrivateUsage]
+        token = _current.set(ctx)
+        try:
+            if self.lifecycle:
+                fresh = ctx.run.join(self.chain)
+                if fresh:
+                    await start_async(fresh, ctx)
+            planned = await before_tool_async(self.before, call, ctx) if self.before else call
+            start = time.perf_counter()
+            if isinstance(planned, Skip):
+                outcome = ToolOutcome(True, planned.result, None, 0.0)
+            else:
+                call = planned
+                ctx.phase = "tool"
+                try:
+                    result = await self.onion(call)
+                    outcome = ToolOutcome(True, result, None, time.perf_counter() - start)
+                except Exception as exc:
+                    if not self.after or isinstance(exc, Aborted):
+                        raise
+                    outcome = ToolOutcome(False, None, exc, time.perf_counter() - start)
+            if self.after:
+                ctx.phase = "after_tool"
+                outcome = await after_tool_async(self.after, call, outcome, ctx)
+            if not outcome.ok:
+                assert outcome.error is not None
+                raise outcome.error
+            result = outcome.result
+        except BaseException as exc:
+            if parent is None:
+                await self._end_async(ctx, _cancel(exc))
+            raise
+        else:
+            if parent is None:
+                await self._end_async(ctx, None)
+            return result
+        finally:
+            _current.reset(token)

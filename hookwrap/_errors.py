@@ -1,0 +1,44 @@
+"""Exceptions hookwrap raises on purpose.
+
+    BaseException
+     └── Exception
+          ├── Aborted      a hook ended the run (`Abort(reason)`, `ctx.abort(reason)`)
+          └── Interrupt    a tool or hook paused the run for a decision (`hw.interrupt`)
+
+Everything else a hook or the target raises propagates as the same object, with a
+PEP 678 note naming the hook that raised it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Aborted", "Interrupt", "add_note"]
+
+
+class Aborted(Exception):
+    """The run was aborted by a hook; `reason` says why."""
+
+    def __init__(self, reason: str = "aborted") -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Interrupt(Exception):
+    """Raised (or sent by `hw.interrupt`) to pause a run until a decision comes."""
+
+    def __init__(self, payload: Any = None) -> None:
+        super().__init__(payload)
+        self.payload = payload
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """`exc.add_note(note)`, also on Python 3.10."""
+    notes = getattr(exc, "__notes__", None)
+    if notes is None:
+        try:
+            exc.__notes__ = [note]
+        except (AttributeError, TypeError):  # exceptions without a __dict__
+            pass
+    elif note not in notes:
+        notes.append(note)

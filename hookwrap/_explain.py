@@ -1,0 +1,138 @@
+"""`hw.explain`: the stages of a wrapped target and their hooks, in execution order."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from ._hooks import KINDS
+from ._stack import REVERSED, Chain, Hook
+
+__all__ = ["explain"]
+
+_ORDER = (
+    "on_start",
+    "before_agent",
+    "on_iteration",
+    "before_model",
+    "wrap_model",
+    "on_chunk",
+    "on_usage",
+    "after_model",
+    "before_tool",
+    "wrap_tool",
+    "after_tool",
+    "after_agent",
+    "on_finish",
+    "on_error",
+    "on_abort",
+)
+assert set(_ORDER) == set(KINDS)
+
+
+def _layers(target: Any) -> list[Chain]:
+    """Chains from the outermost wrapper in."""
+    chains: list[Chain] = []
+    seen = target
+    while True:
+        chain = getattr(seen, "_self_chain", None)
+        if not isinstance(chain, Chain):
+            break
+        chains.append(chain)
+        seen = getattr(seen, "__wrapped__", None)
+        if seen is None:
+            break
+    return chains
+
+
+def _rows(chains: list[Chain]) -> list[tuple[str, int, Hook, int]]:
+    rows: list[tuple[str, int, Hook, int]] = []
+    for kind in _ORDER:
+        # before_* of the outer layer run first; after_* of the outer layer run last
+        layers = list(enumerate(chains))
+        if kind in REVERSED:
+            layers.reverse()
+        step = 0
+        for depth, chain in layers:
+            for hook in chain[kind]:
+                step += 1
+                rows.append((kind, step, hook, depth))
+    return rows
+
+
+def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:  # noqa: A002
+    """A table (or a Mermaid diagram) of every stage and its hooks in execution order.
+
+    Columns: stage, step, hook, priority, origin (and layer, when wrapped more than once).
+    """
+    chains = _layers(target)
+    if not chains:
+        raise TypeError(f"hw.explain expects a target wrapped by hookwrap (got {target!r})")
+    rows = _rows(chains)
+    if format == "mermaid":
+        return _mermaid(rows)
+    if format != "text":
+        raise ValueError(f"explain(format=...) is 'text' or 'mermaid' (got {format!r})")
+    table = [("stage", "step", "hook", "priority", "origin", "notes")]
+    for kind, step, hook, depth in rows:
+        notes = []
+        if hook.spec.form == "generator":
+            notes.append("generator")
+        if hook.spec.is_async:
+            notes.append("async")
+        if hook.spec.fail_open:
+            notes.append("fail-open")
+        if hook.continue_on_error:
+            notes.append("continue-on-error")
+        if hook.continue_on_response:
+            notes.append("continue-on-response")
+        if len(chains) > 1:
+            notes.append(f"layer {depth}")
+        table.append((kind, str(step), hook.spec.name, str(hook.priority), hook.origin,
+                      ", ".join(notes)))
+    if len(table) == 1:
+        return "no hooks: the target is called directly"
+    widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _mermaid(rows: list[tuple[str, int, Hook, int]]) -> str:
+    """A flowchart: each stage a subgraph, hooks linked in the order they run.
+
+    The onion is drawn going in (first `wrap_*` hook outermost) and back out.
+    """
+    out = ["flowchart TD", '    start(["call"])']
+    steps: list[str] = ["start"]
+    n = 0
+
+    def node(label: str, shape: str = "[]") -> str:
+        nonlocal n
+        n += 1
+        name = f"n{n}"
+        text = label.replace('"', "'")
+        out.append(f'        {name}{shape[0]}"{text}"{shape[1]}')
+        return name
+
+    by_stage: dict[str, list[Hook]] = {}
+    for kind, _step, hook, _depth in rows:
+        by_stage.setdefault(kind, []).append(hook)
+    for kind in _ORDER:
+        hooks = by_stage.get(kind, [])
+        if not hooks:
+            if kind == "wrap_model" and by_stage.keys() & {"before_model", "after_model", "on_chunk"}:
+                out.append('    subgraph model_call["model"]')
+                steps.append(node("model", "()"))
+                out.append("    end")
+            continue
+        out.append(f'    subgraph {kind}["{kind}"]')
+        for hook in hooks:
+            steps.append(node(f"{hook.spec.name} (priority {hook.priority}, {hook.origin})"))
+        if kind in ("wrap_model", "wrap_tool"):
+            steps.append(node("model" if kind == "wrap_model" else "tool", "()"))
+            for hook in reversed(hooks):
+                steps.append(node(f"{hook.spec.name} returns"))
+        out.append("    end")
+    for a, b in zip(steps, steps[1:]):
+        out.append(f"    {a} --> {b}")
+    return "\n".join(out)

@@ -1,0 +1,335 @@
+"""The `wrap_*` onion: nested closures built once per target, first hook outermost.
+
+Two forms of hook: `call_next` style (called with the request and the inner layer) and the
+generator form (`response = yield request`), driven here for sync and async calls alike.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ._errors import Aborted, Interrupt, add_note
+from ._run import _current
+from ._stack import Hook
+from ._stages import SEEN, bad_return, mark_seen
+from ._types import ModelRequest, ModelResponse, Respond, ToolCall
+
+__all__ = ["build", "build_async"]
+
+log = logging.getLogger("hookwrap")
+
+Inner = Callable[[Any], Any]
+AsyncInner = Callable[[Any], Awaitable[Any]]
+Coerce = Callable[[Hook, Any], Any]
+
+_REQUESTS = (ModelRequest, ToolCall)
+
+
+def _own(hook: Hook, exc: BaseException) -> None:
+    """Note `exc` as the hook's own unless it came out of the inner call."""
+    if not getattr(exc, SEEN, False):
+        add_note(exc, hook.note())
+        mark_seen(exc)
+
+
+def _forgiven(hook: Hook, exc: BaseException) -> bool:
+    """A fail-open hook's own error, to be logged and skipped."""
+    if (
+        hook.spec.fail_open
+        and isinstance(exc, Exception)
+        and not isinstance(exc, (Aborted, Interrupt))
+        and not getattr(exc, SEEN, False)
+    ):
+        log.exception("fail-open %s failed; skipped", hook.label, exc_info=exc)
+        return True
+    return False
+
+
+def _yielded(hook: Hook, value: Any) -> None:
+    if not isinstance(value, _REQUESTS):
+        raise bad_return(
+            hook, value, "the generator form to yield the request (or hw.Respond(response))"
+        )
+
+
+def build(wraps: tuple[Hook, ...], inner: Inner, coerce: Coerce) -> Inner:
+    """The sync onion: `wraps[0]` is outermost."""
+    for hook in reversed(wraps):
+        if hook.spec.form == "generator":
+            inner = _generator_layer(hook, inner, coerce)
+        elif hook.spec.fail_open:
+            inner = _forgiving_layer(hook, inner, coerce)
+        else:
+            inner = _layer(hook, inner, coerce)
+    return inner
+
+
+def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
+    fn = hook.fn
+    if hook.spec.takes_ctx:
+
+        def layer_ctx(request: Any) -> Any:
+            try:
+                result = fn(request, inner, ctx=_current.get())
+            except BaseException as exc:
+                _own(hook, exc)
+                raise
+            return result if result.__class__ is ModelResponse else coerce(hook, result)
+
+        return layer_ctx
+
+    def layer(request: Any) -> Any:
+        try:
+            result = fn(request, inner)
+        except BaseException as exc:
+            _own(hook, exc)
+            raise
+        return result if result.__class__ is ModelResponse else coerce(hook, result)
+
+    return layer
+
+
+def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
+    fn = hook.fn
+
+    def layer(request: Any) -> Any:
+        got: list[Any] = []
+
+        def call_next(req: Any) -> Any:
+            got.append(inner(req))
+            return got[-1]
+
+        try:
+            if hook.spec.takes_ctx:
+                result = fn(request, call_next, ctx=_current.get())
+            else:
+                result = fn(request, call_next)
+            return coerce(hook, result)
+        except BaseException as exc:
+            if not _forgiven(hook, exc):
+                _own(hook, exc)
+                raise
+            return got[-1] if got else inner(request)
+
+    return layer
+
+
+def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
+    fn = hook.fn
+
+    def layer(request: Any) -> Any:
+        gen = fn(request, ctx=_current.get()) if hook.spec.takes_ctx else fn(request)
+        got: list[Any] = []
+        try:
+            sent = next(gen)
+        except StopIteration as stop:
+            return coerce(hook, stop.value)
+        except BaseException as exc:
+            if _forgiven(hook, exc):
+                return inner(request)
+            _own(hook, exc)
+            raise
+        while True:
+            try:
+                if isinstance(sent, Respond):
+                    gen.close()
+                    return coerce(hook, sent.value)
+                _yielded(hook, sent)
+            except BaseException as exc:
+                _own(hook, exc)
+                raise
+            try:
+                response = inner(sent)
+            except BaseException as inner_exc:
+                try:
+                    sent = gen.throw(inner_exc)
+                except StopIteration as stop:
+                    if stop.value is not None:
+                        return coerce(hook, stop.value)
+                    if got:  # the hook swallowed the error after an earlier success
+                        return got[-1]
+                except BaseException as exc:
+                    if exc is inner_exc:
+                        raise
+                    if not _forgiven(hook, exc):
+                        _own(hook, exc)
+                        raise
+                else:
+                    continue
+                raise inner_exc
+            got.append(response)
+            try:
+                sent = gen.send(response)
+            except StopIteration as stop:
+                return response if stop.value is None else coerce(hook, stop.value)
+            except BaseException as exc:
+                if _forgiven(hook, exc):
+                    return response
+                _own(hook, exc)
+                raise
+
+    return layer
+
+
+# -- async ----------------------------------------------------------------------------------
+
+
+def build_async(wraps: tuple[Hook, ...], inner: AsyncInner, coerce: Coerce) -> AsyncInner:
+    """The async onion; generator-form hooks may be sync or async generators."""
+    for hook in reversed(wraps):
+        if hook.spec.form == "generator":
+            if inspect.isasyncgenfunction(hook.target):
+                inner = _agen_layer(hook, inner, coerce)
+            else:
+                inner = _sgen_layer(hook, inner, coerce)
+        else:
+            inner = _alayer(hook, inner, coerce)
+    return inner
+
+
+def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
+    fn = hook.fn
+    awaits = inspect.iscoroutinefunction(hook.target)  # an async generator returns a stream
+
+    async def layer(request: Any) -> Any:
+        got: list[Any] = []
+        call_next = inner
+        if hook.spec.fail_open:
+
+            async def call_next(req: Any) -> Any:
+                got.append(await inner(req))
+                return got[-1]
+
+        try:
+            if hook.spec.takes_ctx:
+                result = fn(request, call_next, ctx=_current.get())
+            else:
+                result = fn(request, call_next)
+            if awaits:
+                result = await result
+        except BaseException as exc:
+            if not _forgiven(hook, exc):
+                _own(hook, exc)
+                raise
+            return got[-1] if got else await inner(request)
+        return result if result.__class__ is ModelResponse else coerce(hook, result)
+
+    return layer
+
+
+def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
+    """A sync generator-form hook driven in an async call."""
+    fn = hook.fn
+
+    async def layer(request: Any) -> Any:
+        gen = fn(request, ctx=_current.get()) if hook.spec.takes_ctx else fn(request)
+        got: list[Any] = []
+        try:
+            sent = next(gen)
+        except StopIteration as stop:
+            return coerce(hook, stop.value)
+        except BaseException as exc:
+            if _forgiven(hook, exc):
+                return await inner(request)
+            _own(hook, exc)
+            raise
+        while True:
+            try:
+                if isinstance(sent, Respond):
+                    gen.close()
+                    return coerce(hook, sent.value)
+                _yielded(hook, sent)
+            except BaseException as exc:
+                _own(hook, exc)
+                raise
+            try:
+                response = await inner(sent)
+            except BaseException as inner_exc:
+                try:
+                    sent = gen.throw(inner_exc)
+                except StopIteration as stop:
+                    if stop.value is not None:
+                        return coerce(hook, stop.value)
+                    if got:  # the hook swallowed the error after an earlier success
+                        return got[-1]
+                except BaseException as exc:
+                    if exc is inner_exc:
+                        raise
+                    if not _forgiven(hook, exc):
+                        _own(hook, exc)
+                        raise
+                else:
+                    continue
+                raise inner_exc
+            got.append(response)
+            try:
+                sent = gen.send(response)
+            except StopIteration as stop:
+                return response if stop.value is None else coerce(hook, stop.value)
+            except BaseException as exc:
+                if _forgiven(hook, exc):
+                    return response
+                _own(hook, exc)
+                raise
+
+    return layer
+
+
+def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
+    """An async generator-form hook: it cannot `return` a value, so it may end with
+    `yield hw.Respond(response)` to replace the response; otherwise the last one stays."""
+    fn = hook.fn
+
+    async def layer(request: Any) -> Any:
+        gen = fn(request, ctx=_current.get()) if hook.spec.takes_ctx else fn(request)
+        got: list[Any] = []
+        try:
+            sent = await gen.__anext__()
+        except StopAsyncIteration:
+            raise bad_return(hook, None, "the generator form to yield the request") from None
+        except BaseException as exc:
+            if _forgiven(hook, exc):
+                return await inner(request)
+            _own(hook, exc)
+            raise
+        while True:
+            try:
+                if isinstance(sent, Respond):
+                    await gen.aclose()
+                    return coerce(hook, sent.value)
+                _yielded(hook, sent)
+            except BaseException as exc:
+                _own(hook, exc)
+                raise
+            try:
+                response = await inner(sent)
+            except BaseException as inner_exc:
+                try:
+                    sent = await gen.athrow(inner_exc)
+                except StopAsyncIteration:
+                    if got:
+                        return got[-1]
+                except BaseException as exc:
+                    if exc is inner_exc:
+                        raise
+                    if not _forgiven(hook, exc):
+                        _own(hook, exc)
+                        raise
+                else:
+                    continue
+                raise inner_exc
+            got.append(response)
+            try:
+                sent = await gen.asend(response)
+            except StopAsyncIteration:
+                return response
+            except BaseException as exc:
+                if _forgiven(hook, exc):
+                    return response
+                _own(hook, exc)
+                raise
+
+    return layer

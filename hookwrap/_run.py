@@ -1,0 +1,468 @@
+"""The run: the context every hook of one logical operation shares."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from contextvars import ContextVar, Token
+from typing import Any, Generic, Literal
+
+from typing_extensions import TypeVar
+
+from ._errors import Aborted, add_note
+from ._stack import RUN_KINDS, TERMINAL_KINDS, Chain, Hook, flatten
+from ._types import FinishInfo, Usage
+
+__all__ = ["RunContext", "State", "current", "run"]
+
+log = logging.getLogger("hookwrap")
+
+T = TypeVar("T", default=Any)
+
+Phase = Literal[
+    "init",
+    "before_model",
+    "model",
+    "model_stream",
+    "after_model",
+    "before_tool",
+    "tool",
+    "after_tool",
+    "finished",
+]
+
+_current: ContextVar[RunContext[Any] | None] = ContextVar("hookwrap.run", default=None)
+
+
+def current() -> RunContext[Any]:
+    """The `RunContext` of the run in progress; `LookupError` outside any run."""
+    ctx = _current.get()
+    if ctx is None:
+        raise LookupError(
+            "hw.current() was called outside a run: call it from a hook, from code a "
+            "wrapped call runs, or inside `with hw.run():`"
+        )
+    return ctx
+
+
+_MISSING: Any = object()
+
+
+class State:
+    """A run-local key/value store, safe to use from several threads."""
+
+    __slots__ = ("_data", "_lock")
+
+    def __init__(self, data: dict[str, Any] | None = None) -> None:
+        self._data: dict[str, Any] = dict(data or {})
+        self._lock = threading.Lock()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        with self._lock:
+            return self._data.get(key, default)
+
+    def set(self, key: str, value: Any) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"state keys are str (got {key!r})")
+        with self._lock:
+            self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._data.pop(key, None)
+
+    def __contains__(self, key: object) -> bool:
+        with self._lock:
+            return key in self._data
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._data)
+
+    def __iter__(self) -> Iterator[str]:
+        with self._lock:
+            return iter(list(self._data))
+
+    def snapshot(self) -> dict[str, Any]:
+        """A shallow copy of everything stored."""
+        with self._lock:
+            return dict(self._data)
+
+    def __repr__(self) -> str:
+        return f"State({self.snapshot()!r})"
+
+
+class _Run:
+    """What all calls of one run share."""
+
+    __slots__ = (
+        "_id",
+        "context",
+        "decisions",
+        "deferred",
+        "events",
+        "is_async",
+        "iteration",
+        "lock",
+        "started",
+        "state",
+        "terminal",
+        "usage",
+    )
+
+    def __init__(self, context: Any = None, is_async: bool = False) -> None:
+        self._id: str | None = None
+        self.context = context
+        self.state = State()
+        self.decisions: dict[str, Any] = {}
+        self.deferred: list[Any] = []
+        self.events: list[tuple[str, Any]] = []
+        self.is_async = is_async
+        self.iteration = 0
+        self.lock = threading.Lock()
+        self.started = time.perf_counter()
+        self.terminal: list[Hook] = []  # lifecycle hooks of every stack that took part
+        self.usage = Usage()
+
+    @property
+    def id(self) -> str:
+        if self._id is None:
+            self._id = uuid.uuid4().hex
+        return self._id
+
+    def join(self, chain: Chain) -> list[Hook]:
+        """Register a stack's lifecycle hooks; return its `on_start` hooks new to the run."""
+        fresh: list[Hook] = []
+        with self.lock:
+            for kind in RUN_KINDS:
+                for hook in chain[kind]:
+                    if hook not in self.terminal:
+                        if hook.spec.is_async and not self.is_async:
+                            raise TypeError(
+                                f"{hook.label} is async but the run is sync (`with hw.run()`); "
+                                "use `async with hw.run()` or a plain `def` hook"
+                            )
+                        self.terminal.append(hook)
+                        if kind == "on_start":
+                            fresh.append(hook)
+        return fresh
+
+
+class RunContext(Generic[T]):
+    """The run as a hook sees it (from `hw.current()` or a `ctx` parameter).
+
+    Run-wide: `run_id`, `state`, `context`, `iteration`, `decisions`. Per model or tool
+    call: `phase`, `call_id`, `call_state`, `chunk_index`.
+    """
+
+    __slots__ = ("_call_id", "_call_state", "_run", "chunk_index", "phase")
+
+    def __init__(self, run: _Run | None, phase: Phase = "init") -> None:
+        self._run = run
+        self.phase: Phase = phase
+        self.chunk_index = 0
+        self._call_id: str | None = None
+        self._call_state: dict[str, Any] | None = None
+
+    # -- run-wide -------------------------------------------------------------------------
+
+    @property
+    def run(self) -> _Run:
+        run = self._run
+        if run is None:  # a one-call run creates its shared part only when asked
+            run = self._run = _Run()
+        return run
+
+    @property
+    def run_id(self) -> str:
+        return self.run.id
+
+    @property
+    def state(self) -> State:
+        return self.run.state
+
+    @property
+    def context(self) -> T:
+        return self.run.context  # type: ignore[no-any-return]
+
+    @property
+    def iteration(self) -> int:
+        return 0 if self._run is None else self._run.iteration
+
+    @property
+    def decisions(self) -> dict[str, Any]:
+        return self.run.decisions
+
+    @property
+    def events(self) -> tuple[tuple[str, Any], ...]:
+        """What `emit` sent so far, as `(name, value)` pairs."""
+        return tuple(self.run.events)
+
+    # -- per call -------------------------------------------------------------------------
+
+    @property
+    def call_id(self) -> str:
+        if self._call_id is None:
+            self._call_id = "call_" + uuid.uuid4().hex[:24]
+        return self._call_id
+
+    @property
+    def call_state(self) -> dict[str, Any]:
+        if self._call_state is None:
+            self._call_state = {}
+        return self._call_state
+
+    # -- actions --------------------------------------------------------------------------
+
+    def abort(self, reason: str = "aborted") -> None:
+        """End the run now: raises `hw.Aborted(reason)`."""
+        raise Aborted(reason)
+
+    def defer(self, fn_or_awaitable: Callable[[], Any] | Awaitable[Any]) -> None:
+        """Run this after the run's terminal hook; its failure is logged, never raised."""
+        if not (callable(fn_or_awaitable) or inspect.isawaitable(fn_or_awaitable)):
+            raise TypeError(
+                f"ctx.defer() takes a callable or an awaitable (got {fn_or_awaitable!r})"
+            )
+        self.run.deferred.append(fn_or_awaitable)
+
+    def emit(self, name: str, value: Any = None) -> None:
+        """Send a custom event to the run's event stream."""
+        if not isinstance(name, str):
+            raise TypeError(f"ctx.emit() takes a str name (got {name!r})")
+        self.run.events.append((name, value))
+
+    def _child(self, phase: Phase) -> RunContext[T]:
+        return RunContext(self.run, phase)
+
+    def __repr__(self) -> str:
+        return f"<RunContext phase={self.phase!r} iteration={self.iteration}>"
+
+
+# -- lifecycle ------------------------------------------------------------------------------
+
+
+def _info(run: _Run, error: BaseException | None, usage: Usage | None = None) -> FinishInfo:
+    reason = error.reason if isinstance(error, Aborted) else None
+    return FinishInfo(
+        run_id=run.id,
+        duration=time.perf_counter() - run.started,
+        usage=usage if usage is not None else run.usage,
+        error=None if isinstance(error, Aborted) else error,
+        reason=reason,
+    )
+
+
+def terminal_kind(error: BaseException | None) -> str:
+    if error is None:
+        return "on_finish"
+    return "on_abort" if isinstance(error, Aborted) else "on_error"
+
+
+def ordered(hooks: list[Hook], kind: str) -> list[Hook]:
+    return sorted((h for h in hooks if h.spec.kind == kind), key=lambda h: -h.priority)
+
+
+def _call(hook: Hook, ctx: RunContext[Any], *args: Any) -> Any:
+    return hook.fn(*args, ctx=ctx) if hook.spec.takes_ctx else hook.fn(*args)
+
+
+def start_sync(hooks: list[Hook], ctx: RunContext[Any]) -> None:
+    """`on_start` hooks: all, in order, fail-fast unless their stack says otherwise."""
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            _call(hook, ctx)
+        except BaseException as exc:
+            add_note(exc, hook.note())
+            if not hook.continue_on_error:
+                raise first or exc  # noqa: B904 - the first error is the one to see
+            first = first or exc
+    if first is not None:
+        raise first
+
+
+async def start_async(hooks: list[Hook], ctx: RunContext[Any]) -> None:
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            result = _call(hook, ctx)
+            if hook.spec.is_async:
+                await result
+        except BaseException as exc:
+            add_note(exc, hook.note())
+            if not hook.continue_on_error:
+                raise first or exc  # noqa: B904
+            first = first or exc
+    if first is not None:
+        raise first
+
+
+def _terminal_error(kind: str, hook: Hook, exc: BaseException, error: BaseException | None,
+                    raised: list[BaseException]) -> None:
+    if kind == "on_finish":
+        add_note(exc, hook.note())
+        raised.append(exc)
+    else:
+        assert error is not None
+        add_note(error, f"{hook.label} failed too: {exc!r}")
+
+
+def finish_sync(
+    run: _Run, hooks: list[Hook], ctx: RunContext[Any], error: BaseException | None,
+    usage: Usage | None = None,
+) -> None:
+    """Exactly one of on_finish/on_error/on_abort; every hook runs; then deferred work."""
+    kind = terminal_kind(error)
+    selected = ordered(hooks, kind)
+    raised: list[BaseException] = []
+    if selected:
+        info = _info(run, error, usage)
+        for hook in selected:
+            try:
+                _call(hook, ctx, info)
+            except Exception as exc:
+                _terminal_error(kind, hook, exc, error, raised)
+    ctx.phase = "finished"
+    _run_deferred_sync(run)
+    if raised:
+        raise raised[0]
+
+
+async def finish_async(
+    run: _Run, hooks: list[Hook], ctx: RunContext[Any], error: BaseException | None,
+    usage: Usage | None = None,
+) -> None:
+    kind = terminal_kind(error)
+    selected = ordered(hooks, kind)
+    raised: list[BaseException] = []
+    if selected:
+        info = _info(run, error, usage)
+        for hook in selected:
+            try:
+                result = _call(hook, ctx, info)
+                if hook.spec.is_async:
+                    await result
+            except Exception as exc:
+                _terminal_error(kind, hook, exc, error, raised)
+    ctx.phase = "finished"
+    await _run_deferred_async(run)
+    if raised:
+        raise raised[0]
+
+
+def _run_deferred_sync(run: _Run) -> None:
+    deferred, run.deferred = run.deferred, []
+    for item in deferred:
+        try:
+            if inspect.isawaitable(item):
+                _close_awaitable(item)
+                log.error("deferred %r is awaitable but the run is sync; not run", item)
+                continue
+            result = item()
+            if inspect.isawaitable(result):
+                _close_awaitable(result)
+                log.error("deferred %r returned an awaitable in a sync run; not run", item)
+        except Exception:
+            log.exception("deferred %r failed", item)
+
+
+async def _run_deferred_async(run: _Run) -> None:
+    deferred, run.deferred = run.deferred, []
+    for item in deferred:
+        try:
+            result = item if inspect.isawaitable(item) else item()
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            log.exception("deferred %r failed", item)
+
+
+def _close_awaitable(item: Any) -> None:
+    close = getattr(item, "close", None)
+    if callable(close):
+        close()
+
+
+# -- hw.run() -------------------------------------------------------------------------------
+
+
+class run(Generic[T]):  # noqa: N801 - used as `with hw.run():`, like a function
+    """Open a run around any code: `with hw.run(context=..., use=[...]) as ctx:`.
+
+    Every wrapped call inside shares the run; the lifecycle hooks of `use=` and of every
+    stack whose calls took part fire once each on exit. Works with `async with` too.
+    `use=` takes lifecycle hooks (`on_start`, `on_finish`, `on_error`, `on_abort`).
+    """
+
+    __slots__ = ("_ctx", "_hooks", "_token", "context")
+
+    def __init__(self, context: T = None, use: Any = ()) -> None:  # type: ignore[assignment]
+        self.context = context
+        hooks = flatten(use)
+        wrong = [h for h in hooks if h.spec.kind not in RUN_KINDS]
+        if wrong:
+            raise TypeError(
+                f"hw.run(use=...) takes lifecycle hooks ({', '.join(RUN_KINDS)}); "
+                f"{wrong[0].label} belongs on a wrapped target: hw.model(fn, use=[...])"
+            )
+        self._hooks = Chain(hooks)
+        self._ctx: RunContext[T] | None = None
+        self._token: Token[RunContext[Any] | None] | None = None
+
+    def _open(self, is_async: bool) -> tuple[RunContext[T], list[Hook]]:
+        if self._ctx is not None:
+            raise RuntimeError("this hw.run() is already open; create a new one per run")
+        ctx: RunContext[T] = RunContext(_Run(self.context, is_async), "init")
+        fresh = ctx.run.join(self._hooks)
+        self._ctx = ctx
+        self._token = _current.set(ctx)
+        return ctx, fresh
+
+    def _close(self) -> tuple[RunContext[T], _Run]:
+        ctx = self._ctx
+        assert ctx is not None and self._token is not None
+        _current.reset(self._token)
+        return ctx, ctx.run
+
+    def __enter__(self) -> RunContext[T]:
+        ctx, fresh = self._open(False)
+        try:
+            start_sync(fresh, ctx)
+        except BaseException as exc:
+            self.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        return ctx
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        ctx, run_ = self._close()
+        if exc is not None and not isinstance(exc, Exception):
+            exc = Aborted("cancelled") if isinstance(exc, asyncio.CancelledError) else exc
+        finish_sync(run_, run_.terminal, ctx, exc)
+        return False
+
+    async def __aenter__(self) -> RunContext[T]:
+        ctx, fresh = self._open(True)
+        try:
+            await start_async(fresh, ctx)
+        except BaseException as exc:
+            await self.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return ctx
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+        ctx, run_ = self._close()
+        if isinstance(exc, asyncio.CancelledError):
+            reported: BaseException | None = Aborted("cancelled")
+        else:
+            reported = exc
+        await finish_async(run_, run_.terminal, ctx, reported)
+        return False
+
+
+TERMINAL = TERMINAL_KINDS

@@ -1,0 +1,262 @@
+"""Stacks: flatten `use=` into hooks, and sort each stage once, when a target is wrapped."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from ._errors import Aborted, Interrupt
+from ._hooks import KINDS, HookSpec, describe
+
+__all__ = ["Chain", "Hook", "Stack", "flatten"]
+
+log = logging.getLogger("hookwrap")
+
+MODEL_KINDS = ("before_model", "wrap_model", "on_chunk", "on_usage", "after_model")
+TOOL_KINDS = ("before_tool", "wrap_tool", "after_tool")
+TERMINAL_KINDS = ("on_finish", "on_error", "on_abort")
+RUN_KINDS = ("on_start", *TERMINAL_KINDS)
+REVERSED = frozenset({"after_model", "after_tool"})
+
+
+class Hook:
+    """One hook as it sits in a stack: the callable, its spec, and its stack's switches."""
+
+    __slots__ = (
+        "continue_on_error",
+        "continue_on_response",
+        "fn",
+        "origin",
+        "priority",
+        "spec",
+        "target",
+    )
+
+    def __init__(
+        self,
+        target: Callable[..., Any],
+        spec: HookSpec,
+        priority: int,
+        origin: str,
+        continue_on_error: bool = False,
+        continue_on_response: bool = False,
+    ) -> None:
+        self.target = target  # the function or bound method the user wrote
+        self.spec = spec
+        self.priority = priority
+        self.origin = origin
+        self.continue_on_error = continue_on_error
+        self.continue_on_response = continue_on_response
+        self.fn = _fail_open(target, self) if spec.fail_open and spec.form == "plain" else target
+
+    def switched(self, continue_on_error: bool, continue_on_response: bool) -> Hook:
+        return Hook(
+            self.target, self.spec, self.priority, self.origin, continue_on_error,
+            continue_on_response,
+        )
+
+    @property
+    def label(self) -> str:
+        """How errors and `explain` name the hook."""
+        return f"{self.spec.kind} hook {self.spec.name!r} (priority {self.priority})"
+
+    def note(self) -> str:
+        return f"raised by {self.label}, {describe(self.target)}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Hook) and _same(self.target, other.target)
+
+    def __hash__(self) -> int:
+        return hash(_identity(self.target))
+
+    def __repr__(self) -> str:
+        return f"<Hook {self.label} from {self.origin}>"
+
+
+def _identity(fn: Any) -> Any:
+    self = getattr(fn, "__self__", None)
+    return (id(self), getattr(fn, "__func__", fn)) if self is not None else fn
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(_identity(a) == _identity(b))
+
+
+def _fail_open(fn: Callable[..., Any], hook: Hook) -> Callable[..., Any]:
+    """A hook that logs and returns None instead of raising."""
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def guarded_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await fn(*args, **kwargs)
+            except (Aborted, Interrupt):
+                raise
+            except Exception:
+                log.exception("fail-open %s failed; skipped", hook.label)
+                return None
+
+        return guarded_async
+
+    @functools.wraps(fn)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (Aborted, Interrupt):
+            raise
+        except Exception:
+            log.exception("fail-open %s failed; skipped", hook.label)
+            return None
+
+    return guarded
+
+
+def _origin_of(obj: Any) -> str:
+    name = getattr(obj, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return type(obj).__name__
+
+
+def _methods(obj: Any) -> Iterator[tuple[str, HookSpec]]:
+    """Hook methods of `obj`'s class, in definition order (base classes first)."""
+    seen: dict[str, HookSpec] = {}
+    for klass in reversed(type(obj).__mro__):
+        for attr, value in vars(klass).items():
+            func = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+            spec = getattr(func, "__hookwrap__", None)
+            if isinstance(spec, HookSpec):
+                seen.pop(attr, None)  # an override moves to where it is defined
+                seen[attr] = spec
+            elif attr in seen:
+                del seen[attr]  # overridden by a plain method: no longer a hook
+    yield from seen.items()
+
+
+def flatten(
+    items: Any, continue_on_error: bool = False, continue_on_response: bool = False
+) -> list[Hook]:
+    """Turn a `use=` value into hooks in registration order.
+
+    Hooks of a nested `Stack` keep that stack's switches; the others get these.
+    """
+    out: list[Hook] = []
+    if items is None:
+        return out
+    if isinstance(items, Stack):
+        return list(items.hooks)
+    if isinstance(items, (list, tuple)):
+        for item in items:  # pyright: ignore[reportUnknownVariableType]
+            out.extend(flatten(item, continue_on_error, continue_on_response))
+        return out
+    spec = getattr(items, "__hookwrap__", None)
+    if isinstance(spec, HookSpec) and callable(items):
+        origin = getattr(items, "__module__", None) or "?"
+        self = getattr(items, "__self__", None)
+        priority = spec.priority
+        if self is not None:
+            origin = _origin_of(self)
+            if not spec.priority_set:
+                priority = _priority_of(self)
+        out.append(Hook(items, spec, priority, origin, continue_on_error, continue_on_response))
+        return out
+    if isinstance(items, type):
+        raise TypeError(
+            f"use= got the class {items.__qualname__}; pass an instance "
+            f"(use=[{items.__qualname__}(...)])"
+        )
+    if callable(items) and not any(True for _ in _methods(items)):
+        raise TypeError(
+            f"use= got {describe(items)}, which is not a hook: decorate it with one of "
+            f"@hw.{', @hw.'.join(KINDS)}"
+        )
+    found = False
+    default = _priority_of(items)
+    origin = _origin_of(items)
+    for attr, spec in _methods(items):
+        found = True
+        bound = getattr(items, attr)
+        priority = spec.priority if spec.priority_set else default
+        out.append(
+            Hook(bound, spec, priority, origin, continue_on_error, continue_on_response)
+        )
+    if not found:
+        raise TypeError(
+            f"use= takes hooks, Middleware objects, Stacks and lists of them; "
+            f"got {items!r} ({type(items).__name__}), which has no hook methods"
+        )
+    return out
+
+
+def _priority_of(obj: Any) -> int:
+    priority = getattr(obj, "priority", 0)
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        raise TypeError(
+            f"{type(obj).__name__}.priority must be an int (got {priority!r})"
+        )
+    return priority
+
+
+class Stack:
+    """An ordered group of hooks with its own fail-fast switches.
+
+    `continue_on_error=True`: every hook of a piped or "all" stage runs even after one
+    raised; the first error is raised when the stage ends. `continue_on_response=True`:
+    `before_model` hooks keep running after a `Respond`; the last one wins. Hooks from a
+    nested stack keep the switches of the stack they came from.
+    """
+
+    __slots__ = ("continue_on_error", "continue_on_response", "hooks")
+
+    def __init__(
+        self, *items: Any, continue_on_error: bool = False, continue_on_response: bool = False
+    ) -> None:
+        self.continue_on_error = bool(continue_on_error)
+        self.continue_on_response = bool(continue_on_response)
+        self.hooks: tuple[Hook, ...] = tuple(
+            flatten(list(items), self.continue_on_error, self.continue_on_response)
+        )
+
+    def __iter__(self) -> Iterator[Hook]:
+        return iter(self.hooks)
+
+    def __len__(self) -> int:
+        return len(self.hooks)
+
+    def __add__(self, other: Any) -> Stack:
+        return Stack(self, other)
+
+    def __repr__(self) -> str:
+        names = ", ".join(h.spec.name for h in self.hooks)
+        return f"Stack({names})"
+
+
+class Chain:
+    """Every stage's hooks in execution order, computed once."""
+
+    __slots__ = ("hooks", "stages")
+
+    def __init__(self, hooks: Iterable[Hook]) -> None:
+        unique: list[Hook] = []
+        for hook in hooks:
+            if hook not in unique:  # the same hook listed twice runs once
+                unique.append(hook)
+        self.hooks = tuple(unique)
+        stages: dict[str, tuple[Hook, ...]] = {}
+        for kind in KINDS:
+            ordered = sorted(
+                (h for h in unique if h.spec.kind == kind), key=lambda h: -h.priority
+            )
+            if kind in REVERSED:
+                ordered.reverse()
+            stages[kind] = tuple(ordered)
+        self.stages = stages
+
+    def __getitem__(self, kind: str) -> tuple[Hook, ...]:
+        return self.stages[kind]
+
+    def any(self, kinds: Iterable[str]) -> bool:
+        return any(self.stages[k] for k in kinds)

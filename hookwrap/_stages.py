@@ -1,0 +1,388 @@
+"""Piped and "all" stages: one loop over a tuple of hooks each, sync and async twins.
+
+This is where `before_*`, `after_*` and `on_*` hooks are called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ._errors import Aborted, Interrupt, add_note
+from ._stack import Hook
+from ._types import (
+    DROP,
+    Abort,
+    Chunk,
+    ModelRequest,
+    ModelResponse,
+    Respond,
+    Skip,
+    ToolCall,
+    ToolOutcome,
+)
+
+__all__ = [
+    "after_model",
+    "after_model_async",
+    "before_model",
+    "before_model_async",
+    "on_chunk",
+    "on_chunk_async",
+]
+
+SEEN = "_hookwrap_seen"
+
+
+def failed(hook: Hook, exc: BaseException, first: BaseException | None) -> BaseException:
+    """Note which hook raised; raise now unless its stack continues on errors."""
+    add_note(exc, hook.note())
+    mark_seen(exc)
+    if isinstance(exc, (Aborted, Interrupt)):
+        raise exc  # an abort or interrupt ends the stage at once, whatever the switches
+    if not hook.continue_on_error:
+        raise first or exc
+    return first or exc
+
+
+def mark_seen(exc: BaseException) -> None:
+    try:
+        setattr(exc, SEEN, True)
+    except AttributeError:  # pragma: no cover - exceptions without a __dict__
+        pass
+
+
+def bad_return(hook: Hook, value: Any, expected: str) -> TypeError:
+    return TypeError(
+        f"{hook.label} returned {type(value).__name__} ({value!r:.80}); expected {expected}"
+    )
+
+
+# -- before_model ---------------------------------------------------------------------------
+
+_BEFORE_MODEL = "a ModelRequest, hw.Respond(...) or None"
+
+
+def _before_model_result(
+    hook: Hook, request: ModelRequest, result: Any, respond: Respond | None
+) -> tuple[ModelRequest, Respond | None, bool]:
+    if isinstance(result, ModelRequest):
+        return result, respond, False
+    if isinstance(result, Respond):
+        return request, result, not hook.continue_on_response
+    raise bad_return(hook, result, _BEFORE_MODEL)
+
+
+def before_model(
+    hooks: tuple[Hook, ...], request: ModelRequest, ctx: Any
+) -> tuple[ModelRequest, Respond | None]:
+    respond: Respond | None = None
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            result = hook.fn(request, ctx=ctx) if hook.spec.takes_ctx else hook.fn(request)
+            if result is None:
+                continue
+            request, respond, stop = _before_model_result(hook, request, result, respond)
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+            continue
+        if stop:
+            break
+    if first is not None:
+        raise first
+    return request, respond
+
+
+async def before_model_async(
+    hooks: tuple[Hook, ...], request: ModelRequest, ctx: Any
+) -> tuple[ModelRequest, Respond | None]:
+    respond: Respond | None = None
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            result = hook.fn(request, ctx=ctx) if hook.spec.takes_ctx else hook.fn(request)
+            if hook.spec.is_async:
+                result = await result
+            if result is None:
+                continue
+            request, respond, stop = _before_model_result(hook, request, result, respond)
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+            continue
+        if stop:
+            break
+    if first is not None:
+        raise first
+    return request, respond
+
+
+# -- after_model ----------------------------------------------------------------------------
+
+
+def after_model(
+    hooks: tuple[Hook, ...], request: ModelRequest, response: ModelResponse, ctx: Any
+) -> ModelResponse:
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            result = (
+                hook.fn(request, response, ctx=ctx)
+                if hook.spec.takes_ctx
+                else hook.fn(request, response)
+            )
+            if result is None:
+                continue
+            if not isinstance(result, ModelResponse):
+                raise bad_return(hook, result, "a ModelResponse or None")
+            response = result
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+    if first is not None:
+        raise first
+    return response
+
+
+async def after_model_async(
+    hooks: tuple[Hook, ...], request: ModelRequest, response: ModelResponse, ctx: Any
+) -> ModelResponse:
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            result = (
+                hook.fn(request, response, ctx=ctx)
+                if hook.spec.takes_ctx
+                else hook.fn(request, response)
+            )
+            if hook.spec.is_async:
+                result = await result
+            if result is None:
+                continue
+            if not isinstance(result, ModelResponse):
+                raise bad_return(hook, result, "a ModelResponse or None")
+            response = result
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+    if first is not None:
+        raise first
+    return response
+
+
+# -- "all" stages (on_usage, on_iteration, after_agent, ...) -----------------------------------
+
+
+def call_all(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: Any) -> None:
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            if hook.spec.takes_ctx:
+                hook.fn(*args, ctx=ctx)
+            else:
+                hook.fn(*args)
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+    if first is not None:
+        raise first
+
+
+async def call_all_async(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: Any) -> None:
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            result = hook.fn(*args, ctx=ctx) if hook.spec.takes_ctx else hook.fn(*args)
+            if hook.spec.is_async:
+                await result
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+    if first is not None:
+        raise first
+
+
+# -- on_chunk -------------------------------------------------------------------------------
+
+_ON_CHUNK = "a Chunk, a list of Chunks, hw.DROP or None"
+
+
+def _chunk_result(hook: Hook, result: Any) -> Any:
+    if isinstance(result, Chunk) or result is DROP:
+        return result
+    if isinstance(result, list) and all(isinstance(c, Chunk) for c in result):  # pyright: ignore[reportUnknownVariableType]
+        return result
+    raise bad_return(hook, result, _ON_CHUNK)
+
+
+def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any, start: int = 0) -> Any:
+    """Pass one chunk through the hooks from `start`: a Chunk, a list of Chunks, or DROP."""
+    first: BaseException | None = None
+    for i in range(start, len(hooks)):
+        hook = hooks[i]
+        try:
+            result = hook.fn(chunk, ctx=ctx) if hook.spec.takes_ctx else hook.fn(chunk)
+            if result is None:
+                continue
+            if result.__class__ is not Chunk:
+                result = _chunk_result(hook, result)
+                if result is DROP:
+                    break
+                if result.__class__ is list:  # expand: the rest of the stage runs per chunk
+                    if first is not None:
+                        raise first
+                    out: list[Chunk] = []
+                    for part in result:
+                        done = on_chunk(hooks, part, ctx, i + 1)
+                        if done is DROP:
+                            continue
+                        out.extend(done if done.__class__ is list else (done,))
+                    return out
+            chunk = result
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+            continue
+    else:
+        if first is not None:
+            raise first
+        return chunk
+    if first is not None:
+        raise first
+    return DROP
+
+
+async def on_chunk_async(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any, start: int = 0) -> Any:
+    first: BaseException | None = None
+    for i in range(start, len(hooks)):
+        hook = hooks[i]
+        try:
+            result = hook.fn(chunk, ctx=ctx) if hook.spec.takes_ctx else hook.fn(chunk)
+            if hook.spec.is_async:
+                result = await result
+            if result is None:
+                continue
+            if result.__class__ is not Chunk:
+                result = _chunk_result(hook, result)
+                if result is DROP:
+                    break
+                if result.__class__ is list:
+                    if first is not None:
+                        raise first
+                    out: list[Chunk] = []
+                    for part in result:
+                        done = await on_chunk_async(hooks, part, ctx, i + 1)
+                        if done is DROP:
+                            continue
+                        out.extend(done if done.__class__ is list else (done,))
+                    return out
+            chunk = result
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+            continue
+    else:
+        if first is not None:
+            raise first
+        return chunk
+    if first is not None:
+        raise first
+    return DROP
+
+
+# -- tools ----------------------------------------------------------------------------------
+
+_BEFORE_TOOL = "a ToolCall, hw.Skip(result), hw.Abort(reason) or None"
+
+
+def _before_tool_result(hook: Hook, result: Any) -> Any:
+    if isinstance(result, (ToolCall, Skip, Abort)):
+        return result
+    raise bad_return(hook, result, _BEFORE_TOOL)
+
+
+def _ended(result: Skip | Abort, first: BaseException | None) -> Skip:
+    if first is not None:
+        raise first
+    if isinstance(result, Abort):
+        raise Aborted(result.reason)
+    return result
+
+
+def before_tool(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -> ToolCall | Skip:
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            result = hook.fn(call, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call)
+            if result is None:
+                continue
+            result = _before_tool_result(hook, result)
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+            continue
+        if not isinstance(result, ToolCall):
+            return _ended(result, first)
+        call = result
+    if first is not None:
+        raise first
+    return call
+
+
+async def before_tool_async(
+    hooks: tuple[Hook, ...], call: ToolCall, ctx: Any
+) -> ToolCall | Skip:
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            result = hook.fn(call, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call)
+            if hook.spec.is_async:
+                result = await result
+            if result is None:
+                continue
+            result = _before_tool_result(hook, result)
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+            continue
+        if not isinstance(result, ToolCall):
+            return _ended(result, first)
+        call = result
+    if first is not None:
+        raise first
+    return call
+
+
+def _outcome(outcome: ToolOutcome, result: Any) -> ToolOutcome:
+    return ToolOutcome(True, result, None, outcome.duration)
+
+
+def after_tool(
+    hooks: tuple[Hook, ...], call: ToolCall, outcome: ToolOutcome, ctx: Any
+) -> ToolOutcome:
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            result = hook.fn(call, outcome, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call, outcome)
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+            continue
+        if result is not None:
+            outcome = _outcome(outcome, result)
+    if first is not None:
+        raise first
+    return outcome
+
+
+async def after_tool_async(
+    hooks: tuple[Hook, ...], call: ToolCall, outcome: ToolOutcome, ctx: Any
+) -> ToolOutcome:
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            result = hook.fn(call, outcome, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call, outcome)
+            if hook.spec.is_async:
+                result = await result
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+            continue
+        if result is not None:
+            outcome = _outcome(outcome, result)
+    if first is not None:
+        raise first
+    return outcome
+
+
+Runner = Callable[..., Any]

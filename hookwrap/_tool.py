@@ -1,0 +1,203 @@
+"""Tools from plain functions: a JSON schema from type hints and the docstring, and the
+structuring of JSON arguments into the parameter types."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, Union
+
+import attrs
+
+from ._convert import converter
+from ._hooks import describe
+from ._types import ToolCall, ToolSpec
+
+__all__ = ["ToolArgumentError", "ToolBinding", "schema_of"]
+
+
+class ToolArgumentError(ValueError):
+    """The model sent arguments that do not fit the tool's parameters."""
+
+
+_PRIMITIVES: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+    type(None): {"type": "null"},
+    Any: {},
+}
+
+
+def schema_of(tp: Any) -> dict[str, Any]:
+    """JSON schema of a type hint (dataclasses, attrs classes, enums, Literal, Optional, …)."""
+    if tp in _PRIMITIVES:
+        return dict(_PRIMITIVES[tp])
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is Literal:
+        return {"enum": list(args)}
+    if origin is Union or (hasattr(types, "UnionType") and origin is types.UnionType):
+        options = [schema_of(a) for a in args]
+        return {"anyOf": options}
+    if origin in (list, tuple, set, frozenset) or tp in (list, tuple, set):
+        item = args[0] if args else Any
+        return {"type": "array", "items": schema_of(item)}
+    if origin in (dict, Mapping) or tp is dict:
+        value = args[1] if len(args) == 2 else Any
+        return {"type": "object", "additionalProperties": schema_of(value)}
+    if origin is typing.Annotated:
+        return schema_of(args[0])
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return {"enum": [m.value for m in tp]}
+    if isinstance(tp, type) and (dataclasses.is_dataclass(tp) or attrs.has(tp)):
+        hints = typing.get_type_hints(tp)
+        if attrs.has(tp):
+            fields = [(a.name, a.default is attrs.NOTHING) for a in attrs.fields(tp)]
+        else:
+            fields = [
+                (f.name, f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+                for f in dataclasses.fields(tp)
+            ]
+        return {
+            "type": "object",
+            "properties": {name: schema_of(hints.get(name, Any)) for name, _ in fields},
+            "required": [name for name, required in fields if required],
+        }
+    raise TypeError(f"no JSON schema for the type {tp!r}")
+
+
+def _doc_params(doc: str) -> tuple[str, dict[str, str]]:
+    """The docstring's summary and its `Args:` section (Google style), if any."""
+    doc = inspect.cleandoc(doc or "")
+    parts = re.split(r"\n\s*(?:Args|Arguments|Parameters):\s*\n", doc, maxsplit=1)
+    summary = parts[0].split("\n\n")[0].strip()
+    described: dict[str, str] = {}
+    if len(parts) == 2:
+        for match in re.finditer(r"^\s+(\w+)(?:\s*\([^)]*\))?:\s*(.+)$", parts[1], re.M):
+            described[match.group(1)] = match.group(2).strip()
+    return summary, described
+
+
+class _Direct:
+    """A direct Python call of a tool: the arguments as given, kept to pass on untouched."""
+
+    __slots__ = ("args", "arguments", "fn", "kwargs")
+
+    def __init__(self, fn: Callable[..., Any], args: Any, kwargs: Any, arguments: Any) -> None:
+        self.fn = fn
+        self.args = args
+        self.kwargs = kwargs
+        self.arguments = arguments
+
+
+class ToolBinding:
+    """How arguments reach one tool function."""
+
+    __slots__ = ("fn", "hints", "names", "params", "positional_only", "spec", "var_pos")
+
+    def __init__(self, fn: Callable[..., Any], name: str, description: str | None) -> None:
+        self.fn = fn
+        try:
+            sig = inspect.signature(fn)
+            self.hints = typing.get_type_hints(fn)
+        except Exception as exc:
+            raise TypeError(f"hw.tool: cannot read the signature of {describe(fn)}: {exc}") from exc
+        self.params = dict(sig.parameters)
+        self.names = tuple(
+            p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        )
+        self.positional_only = frozenset(
+            p.name for p in sig.parameters.values() if p.kind is p.POSITIONAL_ONLY
+        )
+        self.var_pos = next(
+            (p.name for p in sig.parameters.values() if p.kind is p.VAR_POSITIONAL), None
+        )
+        summary, described = _doc_params(fn.__doc__ or "")
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("self", "ctx"):
+                continue
+            try:
+                schema = schema_of(self.hints.get(p.name, Any))
+            except TypeError as exc:
+                raise TypeError(f"hw.tool {describe(fn)}, parameter {p.name!r}: {exc}") from None
+            if p.name in described:
+                schema["description"] = described[p.name]
+            if p.default is not p.empty:
+                try:
+                    schema["default"] = converter.unstructure(p.default)
+                except Exception:  # a default with no JSON form is just not shown
+                    pass
+            else:
+                required.append(p.name)
+            properties[p.name] = schema
+        parameters: dict[str, Any] = {"type": "object", "properties": properties}
+        if required:
+            parameters["required"] = required
+        self.spec = ToolSpec(name, description if description is not None else summary, parameters)
+
+    def tool_call(self, fn: Callable[..., Any], args: Any, kwargs: Any, call_id: str) -> ToolCall:
+        names = self.names
+        arguments = dict(zip(names, args)) if args else {}
+        if len(args) > len(names):
+            if self.var_pos is None:
+                raise TypeError(f"{self.spec.name}() takes {len(names)} positional arguments")
+            arguments[self.var_pos] = tuple(args[len(names):])
+        if kwargs:
+            arguments.update(kwargs)
+        return ToolCall(call_id, self.spec.name, arguments, _Direct(fn, args, kwargs, arguments))
+
+    def _split(self, arguments: Mapping[str, Any], structure: bool) -> tuple[list[Any], dict[str, Any]]:
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for key, value in arguments.items():
+            param = self.params.get(key)
+            if param is None:
+                if any(p.kind is p.VAR_KEYWORD for p in self.params.values()):
+                    kwargs[key] = value
+                    continue
+                raise ToolArgumentError(f"{self.spec.name}() got an unexpected argument {key!r}")
+            if structure and key in self.hints and param.kind is not param.VAR_POSITIONAL:
+                try:
+                    value = converter.structure(value, self.hints[key])
+                except Exception as exc:
+                    raise ToolArgumentError(
+                        f"argument {key!r} of {self.spec.name}: expected "
+                        f"{_type_name(self.hints[key])}, got {value!r} ({exc})"
+                    ) from exc
+            if key in self.positional_only:
+                args.append(value)
+            elif param.kind is param.VAR_POSITIONAL:
+                args.extend(value)
+            else:
+                kwargs[key] = value
+        missing = [
+            n for n, p in self.params.items()
+            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            and n not in arguments and n != "ctx"
+        ]
+        if missing:
+            raise ToolArgumentError(f"{self.spec.name}() is missing argument(s): {', '.join(missing)}")
+        return args, kwargs
+
+    def invoke(self, call: ToolCall) -> Any:
+        raw = call.raw
+        if isinstance(raw, _Direct):
+            if call.arguments is raw.arguments:
+                return raw.fn(*raw.args, **raw.kwargs)
+            args, kwargs = self._split(call.arguments, False)
+            return raw.fn(*args, **kwargs)
+        args, kwargs = self._split(call.arguments, True)  # from a model: JSON values
+        return self.fn(*args, **kwargs)
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or repr(tp)

@@ -1,0 +1,307 @@
+"""Neutral value types: what every hook sees, whatever the provider or callable."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Union
+
+import attrs
+from typing_extensions import Self
+
+__all__ = [
+    "DROP",
+    "Abort",
+    "AgentSetup",
+    "Chunk",
+    "ChunkKind",
+    "FinishInfo",
+    "ImagePart",
+    "IterationInfo",
+    "Message",
+    "ModelRequest",
+    "ModelResponse",
+    "Part",
+    "Respond",
+    "RunResult",
+    "Skip",
+    "TextPart",
+    "ToolCall",
+    "ToolOutcome",
+    "ToolSpec",
+    "Usage",
+]
+
+
+class _Replace:
+    __slots__ = ()
+
+    def replace(self, **changes: Any) -> Self:
+        """Return a copy with `changes` applied (the original is frozen)."""
+        return attrs.evolve(self, **changes)
+
+
+def _tuple(value: Sequence[Any] | None) -> tuple[Any, ...]:
+    return () if value is None else tuple(value)
+
+
+def _content(value: str | Sequence[Part]) -> str | tuple[Part, ...]:
+    return value if isinstance(value, str) else tuple(value)
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class TextPart(_Replace):
+    """A text part of a multi-part message."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class ImagePart(_Replace):
+    """An image part: a URL (``https:`` or ``data:``) and an optional media type."""
+
+    url: str
+    media_type: str | None = None
+    type: Literal["image"] = "image"
+
+
+Part = Union[TextPart, ImagePart]
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class Usage(_Replace):
+    """Token counts of one model call (or of a whole run, when summed with ``+``)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        if not isinstance(other, Usage):
+            return NotImplemented
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class ToolCall(_Replace):
+    """A request from the model to run a tool; `arguments` is the decoded JSON object."""
+
+    id: str
+    name: str
+    arguments: Mapping[str, Any] = attrs.field(factory=dict)
+    raw: Any = attrs.field(default=None, eq=False, repr=False)
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class Message(_Replace):
+    """One message of a conversation.
+
+    `content` is a ``str`` or a tuple of parts; `.text` joins the text of the parts.
+    """
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | tuple[Part, ...] = attrs.field(default="", converter=_content)
+    tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tuple)
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The message's text: `content` itself, or its text parts joined."""
+        content = self.content
+        if isinstance(content, str):
+            return content
+        return "".join(p.text for p in content if isinstance(p, TextPart))
+
+    @classmethod
+    def system(cls, content: str | Sequence[Part]) -> Message:
+        return cls("system", content)
+
+    @classmethod
+    def user(cls, content: str | Sequence[Part]) -> Message:
+        return cls("user", content)
+
+    @classmethod
+    def assistant(
+        cls, content: str | Sequence[Part] = "", tool_calls: Sequence[ToolCall] = ()
+    ) -> Message:
+        return cls("assistant", content, tool_calls)
+
+    @classmethod
+    def tool(cls, content: str | Sequence[Part], tool_call_id: str, name: str | None = None) -> Message:
+        return cls("tool", content, (), tool_call_id, name)
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class ToolSpec(_Replace):
+    """What the model is told about a tool: name, description, JSON schema of its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = attrs.field(
+        factory=lambda: {"type": "object", "properties": {}}
+    )
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class ModelRequest(_Replace):
+    """A model call: messages, tools, model name, other options, whether it streams.
+
+    `raw` is the adapter's record of the native call; hooks leave it alone.
+    """
+
+    messages: tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
+    tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=_tuple)
+    model: str | None = None
+    options: Mapping[str, Any] = attrs.field(factory=dict)
+    stream: bool = False
+    raw: Any = attrs.field(default=None, eq=False, repr=False)
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class ModelResponse(_Replace):
+    """A model's answer; `raw` is the native response it was read from (if any)."""
+
+    message: Message = attrs.field(factory=lambda: Message("assistant"))
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    model: str | None = None
+    raw: Any = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def text(self) -> str:
+        """The text of the answer's message."""
+        return self.message.text
+
+
+ChunkKind = Literal[
+    "text",
+    "reasoning",
+    "tool_call_start",
+    "tool_call_args",
+    "tool_call_end",
+    "usage",
+    "finish",
+    "custom",
+]
+CHUNK_KINDS: frozenset[str] = frozenset(ChunkKind.__args__)  # type: ignore[attr-defined]
+
+
+def _check_kind(_: object, __: attrs.Attribute[str], value: str) -> None:
+    if value not in CHUNK_KINDS:
+        raise ValueError(f"Chunk kind must be one of {sorted(CHUNK_KINDS)} (got {value!r})")
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class Chunk(_Replace):
+    """One piece of a streamed answer.
+
+    ``text`` and ``reasoning`` chunks carry `text`; tool-call chunks carry `tool_call_id`,
+    `tool_name` and (for ``tool_call_args``) a fragment of the JSON arguments in `text`;
+    ``usage`` carries `usage`, ``finish`` a `finish_reason`, ``custom`` a `name` and `value`.
+    """
+
+    kind: ChunkKind = attrs.field(default="text", validator=_check_kind)
+    text: str = ""
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    name: str | None = None
+    value: Any = None
+    raw: Any = attrs.field(default=None, eq=False, repr=False)
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class ToolOutcome(_Replace):
+    """How a tool call ended: `ok` with a `result`, or not, with the `error`."""
+
+    ok: bool
+    result: Any = None
+    error: BaseException | None = None
+    duration: float = 0.0
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class AgentSetup(_Replace):
+    """What an agent starts with; `before_agent` hooks may return a changed copy."""
+
+    instructions: str = ""
+    tools: tuple[Any, ...] = attrs.field(default=(), converter=_tuple)
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class IterationInfo(_Replace):
+    """Passed to `on_iteration` at the start of each model → tools turn of an agent."""
+
+    iteration: int
+    messages: tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class RunResult(_Replace):
+    """What an agent run ended with."""
+
+    status: Literal["finished", "interrupted", "aborted"]
+    text: str = ""
+    messages: tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
+    usage: Usage = attrs.field(factory=Usage)
+    iterations: int = 0
+    run_id: str = ""
+    interrupt: Any = None
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class FinishInfo(_Replace):
+    """Passed to `on_finish`, `on_error` and `on_abort`: how and after how long a run ended.
+
+    `error` is set for `on_error`, `reason` for `on_abort`.
+    """
+
+    run_id: str
+    duration: float
+    usage: Usage
+    error: BaseException | None = None
+    reason: str | None = None
+
+
+# Markers a hook returns to steer its stage.
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class Respond:
+    """From `before_model`: answer with `value` instead of calling the model."""
+
+    value: Any
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class Skip:
+    """From `before_tool`: do not run the tool; `result` stands in for its result."""
+
+    result: Any = None
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class Abort:
+    """From `before_tool` (or anywhere via `ctx.abort`): end the run with `reason`."""
+
+    reason: str = "aborted"
+
+
+class _Drop:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "hookwrap.DROP"
+
+    def __reduce__(self) -> str:
+        return "DROP"
+
+
+DROP: Any = _Drop()
+"""From `on_chunk`: remove this chunk from the stream."""

@@ -1,0 +1,154 @@
+"""Wrapping: one `wrapt` proxy per target, its engine chosen and built once."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar, overload
+
+import wrapt
+from typing_extensions import ParamSpec
+
+from ._engine import ModelEngine, ToolEngine
+from ._hooks import describe
+from ._stack import Chain, Hook, flatten
+from ._tool import ToolBinding
+from ._types import ToolCall, ToolSpec
+from .adapters.function import FunctionAdapter
+
+__all__ = ["Tool", "Wrapped", "model", "tool", "wrap"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+Use = Any
+
+
+def _direct(wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
+    return wrapped(*args, **kwargs)
+
+
+class Wrapped(wrapt.FunctionWrapper):  # type: ignore[misc]
+    """A model callable with hooks around it; behaves as the original otherwise."""
+
+    def __init__(self, target: Callable[..., Any], hooks: list[Hook], kind: str) -> None:
+        chain = Chain(hooks)
+        engine: Any = None
+        if not chain.hooks:
+            runner: Callable[..., Any] = _direct
+        elif kind == "model":
+            is_async = inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target)
+            engine = ModelEngine(FunctionAdapter(target), chain, is_async, f"{describe(target)}")
+            if inspect.isasyncgenfunction(target):
+                runner = engine.agenerator
+            elif is_async:
+                runner = engine.acall
+            elif inspect.isgeneratorfunction(target):
+                runner = engine.generator
+            else:
+                runner = engine.call
+        else:  # pragma: no cover - tools use Tool
+            raise AssertionError(kind)
+        super().__init__(target, runner)
+        self._self_chain = chain
+        self._self_engine = engine
+        self._self_hw_kind = kind
+
+
+class Tool(wrapt.FunctionWrapper, Generic[P, R]):  # type: ignore[misc]
+    """A tool: the function, still callable as before, with hooks and a `spec`."""
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        hooks: list[Hook],
+        name: str | None = None,
+        description: str | None = None,
+    ) -> None:
+        tool_name = name or getattr(fn, "__name__", None) or "tool"
+        binding = ToolBinding(fn, tool_name, description)
+        chain = Chain(hooks)
+        is_async = inspect.iscoroutinefunction(fn)
+        engine = ToolEngine(binding, chain, is_async, tool_name)
+        if not chain.hooks:
+            runner: Callable[..., Any] = _direct
+        else:
+            runner = engine.acall if is_async else engine.call
+        super().__init__(fn, runner)
+        self._self_chain = chain
+        self._self_engine = engine
+        self._self_hw_kind = "tool"
+
+    @property
+    def spec(self) -> ToolSpec:
+        """What the model is told about this tool."""
+        return self._self_engine.binding.spec  # type: ignore[no-any-return]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def invoke(self, call: ToolCall) -> Any:
+        """Run a call the model made (JSON arguments are structured into the parameter types)."""
+        return self._self_engine.run(call)
+
+    async def ainvoke(self, call: ToolCall) -> Any:
+        engine: ToolEngine = self._self_engine
+        if engine.is_async:
+            return await engine.arun(call)
+        return engine.run(call)
+
+
+def _check_target(fn: Any, what: str) -> None:
+    if not callable(fn):
+        raise TypeError(f"{what} expects a callable (got {type(fn).__name__}: {fn!r})")
+
+
+@overload
+def model(fn: Callable[P, R], /, *, use: Use = ()) -> Callable[P, R]: ...
+@overload
+def model(*, use: Use = ()) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+def model(fn: Any = None, /, *, use: Use = ()) -> Any:
+    """Wrap a model callable (a function, an SDK method) with the hooks in `use`.
+
+    `hw.model(fn, use=[...])` or, as a decorator, `@hw.model(use=[...])`.
+    """
+    hooks = flatten(use)
+
+    def apply(target: Callable[P, R]) -> Callable[P, R]:
+        _check_target(target, "hw.model")
+        return Wrapped(target, hooks, "model")  # type: ignore[return-value]
+
+    return apply if fn is None else apply(fn)
+
+
+@overload
+def tool(fn: Callable[P, R], /, *, use: Use = (), name: str | None = None,
+         description: str | None = None) -> Tool[P, R]: ...
+@overload
+def tool(*, use: Use = (), name: str | None = None,
+         description: str | None = None) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+def tool(fn: Any = None, /, *, use: Use = (), name: str | None = None,
+         description: str | None = None) -> Any:
+    """Make a `Tool` from a function: `@hw.tool`, `@hw.tool(use=[guard])`, `hw.tool(fn)`.
+
+    Its `spec` carries a JSON schema built from the type hints and the docstring.
+    """
+    hooks = flatten(use)
+
+    def apply(target: Callable[P, R]) -> Tool[P, R]:
+        _check_target(target, "hw.tool")
+        if isinstance(target, Tool):
+            return Tool(target, hooks, name or target.name, description or target.spec.description)
+        return Tool(target, hooks, name, description)
+
+    return apply if fn is None else apply(fn)
+
+
+def wrap(target: Callable[P, R], /, *, use: Use = ()) -> Callable[P, R]:
+    """Wrap any supported target: a plain model function (SDK clients come with adapters).
+
+    Wrapping an already wrapped target adds the new hooks outside the old ones.
+    """
+    if isinstance(target, Tool):
+        return tool(target, use=use)  # type: ignore[return-value]
+    return model(target, use=use)

@@ -1,0 +1,307 @@
+"""The plain-function adapter: a `messages` or `prompt` argument; a str, dict or Message result.
+
+A function taking a `ModelRequest` (its one parameter annotated so, or named `request`) is
+called with the request itself and may return a `ModelResponse`, `Message` or `str`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import Any, Literal
+
+from .._adapter import Adapter, Call, is_stream
+from .._convert import chunk_from_dict, chunk_to_dict, message_from, message_to_dict
+from .._hooks import describe
+from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse
+
+__all__ = ["FunctionAdapter"]
+
+Form = Literal["messages", "prompt", "request"]
+_RESERVED = ("model", "stream")
+
+
+def _annotation_kind(fn: Callable[..., Any]) -> Literal["str", "dict", "Message"]:
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # unresolvable annotations: fall back to the raw text
+        hints = dict(getattr(fn, "__annotations__", {}))
+    ret = hints.get("return")
+    text = ret if isinstance(ret, str) else repr(ret)
+    if ret is Message or "Message" in text:
+        return "Message"
+    if ret is dict or "dict" in text.lower() or "Mapping" in text:
+        return "dict"
+    return "str"
+
+
+class FunctionAdapter(Adapter):
+    """Adapter for a plain callable; everything about its signature is read once."""
+
+    __slots__ = (
+        "accepts",
+        "default",
+        "fn",
+        "form",
+        "index",
+        "name",
+        "returns",
+        "streams",
+        "var_kw",
+    )
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"hw.model: cannot read the signature of {fn!r}") from exc
+        params = list(sig.parameters.values())
+        self.returns = _annotation_kind(fn)
+        self.streams = inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)
+        self.accepts = frozenset(p.name for p in params)
+        self.var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
+        self.form: Form
+        found = next((p for p in params if p.name in ("messages", "prompt")), None)
+        if found is None:
+            req = [p for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+            if len(req) == 1 and (
+                req[0].name == "request" or _is_request_annotation(fn, req[0].name)
+            ):
+                found = req[0]
+                self.form = "request"
+            else:
+                shown = ", ".join(str(p) for p in params) or "no parameters"
+                raise TypeError(
+                    f"hw.model: {describe(fn)} takes ({shown}); expected a parameter named "
+                    "`messages` (a list of chat dicts or Messages) or `prompt` (a str), or a "
+                    "single parameter `request: ModelRequest`"
+                )
+        else:
+            self.form = found.name  # type: ignore[assignment]
+        self.name = found.name
+        positional = (found.POSITIONAL_ONLY, found.POSITIONAL_OR_KEYWORD)
+        self.index = params.index(found) if found.kind in positional else 1 << 30
+        self.default = found.default
+
+    # -- request ------------------------------------------------------------------------
+
+    def _argument(self, call: Call) -> Any:
+        args = call.args
+        if len(args) > self.index:
+            return args[self.index]
+        value = call.kwargs.get(self.name, self.default)
+        if value is inspect.Parameter.empty:
+            raise TypeError(
+                f"{describe(self.fn)} was called without its `{self.name}` argument"
+            )
+        return value
+
+    def request(self, call: Call) -> ModelRequest:
+        value = self._argument(call)
+        kwargs = call.kwargs
+        if self.form == "request":
+            if not isinstance(value, ModelRequest):
+                raise TypeError(
+                    f"{describe(self.fn)} takes a ModelRequest (got {type(value).__name__})"
+                )
+            request = value.replace(raw=call)
+        else:
+            if self.form == "prompt":
+                if not isinstance(value, str):
+                    raise TypeError(
+                        f"{describe(self.fn)}: `prompt` must be a str "
+                        f"(got {type(value).__name__})"
+                    )
+                messages: tuple[Message, ...] = (Message("user", value),)
+            elif isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
+                raise TypeError(
+                    f"{describe(self.fn)}: `messages` must be a list of chat dicts or "
+                    f"Messages (got {type(value).__name__})"
+                )
+            else:
+                messages = tuple(message_from(m) for m in value)  # pyright: ignore[reportUnknownVariableType]
+            options = (
+                {k: v for k, v in kwargs.items() if k != self.name and k not in _RESERVED}
+                if kwargs
+                else {}
+            )
+            model = kwargs.get("model")
+            request = ModelRequest(
+                messages,
+                (),
+                model if isinstance(model, str) else None,
+                options,
+                bool(kwargs.get("stream", self.streams)),
+                call,
+            )
+        call.request = request
+        return request
+
+    def invoke(self, request: ModelRequest) -> Any:
+        call = request.raw
+        if not isinstance(call, Call):
+            raise TypeError(
+                "the ModelRequest has lost its `raw` call record; build new requests with "
+                "request.replace(...) so hookwrap can still call the target"
+            )
+        if request is call.request:
+            return call.fn(*call.args, **call.kwargs)
+        args, kwargs = self._write_back(request, call)
+        return call.fn(*args, **kwargs)
+
+    def _write_back(self, request: ModelRequest, call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        original = call.request
+        assert original is not None
+        kwargs = dict(call.kwargs)
+        args = call.args
+        if self.form == "request":
+            value: Any = request
+        elif request.messages == original.messages:
+            value = self._argument(call)
+        elif self.form == "prompt":
+            value = "\n\n".join(m.text for m in request.messages)
+        else:
+            value = self._messages_back(request.messages, call)
+        if len(args) > self.index:
+            args = (*args[: self.index], value, *args[self.index + 1 :])
+        else:
+            kwargs[self.name] = value
+        if self.form != "request":
+            if request.model != original.model and ("model" in self.accepts or self.var_kw):
+                kwargs["model"] = request.model
+            if request.options != original.options:
+                for key in original.options:
+                    if key not in request.options:
+                        kwargs.pop(key, None)
+                for key, item in request.options.items():
+                    if key in self.accepts or self.var_kw:
+                        kwargs[key] = item
+                    else:
+                        raise TypeError(
+                            f"a hook set option {key!r}, which {describe(self.fn)} does not take"
+                        )
+        return args, kwargs
+
+    def _messages_back(self, messages: tuple[Message, ...], call: Call) -> list[Any]:
+        given = list(self._argument(call))
+        original = call.request.messages if call.request is not None else ()
+        by_id = {id(m): given[i] for i, m in enumerate(original) if i < len(given)}
+        as_dicts = any(isinstance(m, Mapping) for m in given) or not given
+        out: list[Any] = []
+        for m in messages:
+            kept = by_id.get(id(m))
+            if kept is not None:
+                out.append(kept)
+            else:
+                out.append(message_to_dict(m) if as_dicts else m)
+        return out
+
+    # -- response -----------------------------------------------------------------------
+
+    def response(self, native: Any, call: Call | None) -> ModelResponse:
+        response = self.coerce(native, call)
+        if call is not None:
+            call.result = native
+            call.response = response
+        return response
+
+    def coerce(self, value: Any, call: Call | None) -> ModelResponse:
+        if isinstance(value, ModelResponse):
+            return value
+        if isinstance(value, str):
+            return ModelResponse(Message("assistant", value), raw=value)
+        if isinstance(value, Message):
+            return ModelResponse(value, raw=value)
+        if isinstance(value, Mapping):
+            item: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+            if "role" not in item:
+                item = {"role": "assistant", **item}
+            return ModelResponse(message_from(item), raw=value)
+        raise TypeError(
+            f"{describe(self.fn)} returned {type(value).__name__}; a model function returns "
+            "a str, a dict, a Message (or a ModelResponse), or an iterator of str/dicts "
+            "when it streams"
+        )
+
+    def native(self, response: ModelResponse, call: Call | None) -> Any:
+        if call is not None and response is call.response:
+            return call.result
+        if self.form == "request":
+            return response
+        kind = self.returns
+        if call is not None and call.response is not None:
+            original = call.result
+            kind = "dict" if isinstance(original, Mapping) else (
+                "Message" if isinstance(original, Message) else "str"
+            )
+        if kind == "Message":
+            return response.message
+        if kind == "dict":
+            return message_to_dict(response.message)
+        return response.text
+
+    # -- streams ------------------------------------------------------------------------
+
+    def chunk(self, item: Any) -> Chunk:
+        if isinstance(item, str):
+            return Chunk("text", item, raw=item)
+        if isinstance(item, Chunk):
+            return item
+        if isinstance(item, Mapping):
+            return chunk_from_dict(item)  # pyright: ignore[reportUnknownArgumentType]
+        raise TypeError(
+            f"{describe(self.fn)} streamed a {type(item).__name__}; a streaming model "
+            "function yields str or dict chunks"
+        )
+
+    def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
+        chunk = self.chunk
+        try:
+            for item in native:
+                yield chunk(item)
+        finally:
+            close = getattr(native, "close", None)
+            if close is not None:
+                close()
+
+    async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+        chunk = self.chunk
+        try:
+            async for item in native:
+                yield chunk(item)
+        finally:
+            aclose = getattr(native, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
+        raw = chunk.raw
+        if isinstance(raw, str) or (raw is None and self.returns == "str"):
+            # a str stream carries text; other kinds have no str form
+            return chunk.text if chunk.kind == "text" else DROP
+        if isinstance(raw, Mapping) or self.returns == "dict":
+            if raw is not None and chunk == chunk_from_dict(raw):  # pyright: ignore[reportUnknownArgumentType]
+                return raw
+            return chunk_to_dict(chunk)
+        return chunk
+
+    def respond_stream(self, response: ModelResponse) -> list[Any]:
+        """Native chunks that stand for a `Respond`ed answer in a streamed call."""
+        chunk = Chunk("text", response.text)
+        if self.returns == "dict":
+            return [chunk_to_dict(chunk)]
+        return [response.text]
+
+    def is_stream(self, value: Any) -> bool:
+        return is_stream(value)
+
+
+def _is_request_annotation(fn: Callable[..., Any], name: str) -> bool:
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:
+        hints = dict(getattr(fn, "__annotations__", {}))
+    ann = hints.get(name)
+    return ann is ModelRequest or (isinstance(ann, str) and ann.endswith("ModelRequest"))

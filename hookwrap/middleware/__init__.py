@@ -1,0 +1,5 @@
+"""Built-in middleware: each one a `hw.Middleware` class in its own module."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
