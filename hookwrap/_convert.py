@@ -43,7 +43,7 @@ def _part(item: Any) -> Part:
     raise TypeError(f"a message part must be text or an image (got {item!r})")
 
 
-def _tool_call(item: Any) -> ToolCall:
+def tool_call_from(item: Any) -> ToolCall:
     if isinstance(item, ToolCall):
         return item
     if not isinstance(item, Mapping):
@@ -83,7 +83,7 @@ def message_from(value: Any) -> Message:
     return Message(
         role,
         content,
-        tuple(_tool_call(c) for c in calls),
+        tuple(tool_call_from(c) for c in calls),
         value.get("tool_call_id"),
         value.get("name"),
     )
@@ -156,6 +156,6 @@ def chunk_to_dict(chunk: Chunk) -> dict[str, Any]:
 
 converter.register_structure_hook(Message, lambda value, _: message_from(value))  # pyright: ignore[reportUnknownLambdaType]
 converter.register_unstructure_hook(Message, message_to_dict)
-converter.register_structure_hook(ToolCall, lambda value, _: _tool_call(value))  # pyright: ignore[reportUnknownLambdaType]
+converter.register_structure_hook(ToolCall, lambda value, _: tool_call_from(value))  # pyright: ignore[reportUnknownLambdaType]
 converter.register_structure_hook(Chunk, lambda value, _: chunk_from_dict(value))  # pyright: ignore[reportUnknownLambdaType]
 converter.register_unstructure_hook(Chunk, chunk_to_dict)

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from ._adapter import Adapter, Call, is_stream
+from ._convert import tool_call_from
 from ._errors import Aborted
 from ._onion import build, build_async
 from ._run import (
@@ -78,9 +79,8 @@ def check_shape(chain: Chain, kinds: tuple[str, ...], is_async: bool, what: str)
                 )
 
 
-def _usage_of(chunks: list[Chunk]) -> Usage | None:
+def _usage_of(found: list[Usage]) -> Usage | None:
     """Usage reported by a stream: most providers report running totals, so keep the max."""
-    found = [c.usage for c in chunks if c.usage is not None]
     if not found:
         return None
     inp = max(u.input_tokens for u in found)
@@ -92,29 +92,31 @@ def _usage_of(chunks: list[Chunk]) -> Usage | None:
 def assemble(chunks: list[Chunk], model: str | None = None) -> ModelResponse:
     """The response the caller received, rebuilt from the chunks delivered."""
     text: list[str] = []
+    usages: list[Usage] = []
     calls: dict[str, list[Any]] = {}
     finish: str | None = None
     for c in chunks:
         kind = c.kind
         if kind == "text":
             text.append(c.text)
-        elif kind in ("tool_call_start", "tool_call_args"):
+            continue
+        if c.usage is not None:
+            usages.append(c.usage)
+        if c.finish_reason:
+            finish = c.finish_reason
+        if kind in ("tool_call_start", "tool_call_args"):
             key = c.tool_call_id or (list(calls)[-1] if calls else "")
             entry = calls.setdefault(key, [c.tool_name or "", []])
             if c.tool_name and not entry[0]:
                 entry[0] = c.tool_name
             if kind == "tool_call_args":
                 entry[1].append(c.text)
-        elif kind == "finish" or c.finish_reason:
-            finish = c.finish_reason or finish
-    from ._convert import _tool_call
-
     tool_calls = tuple(
-        _tool_call({"id": key, "name": name, "arguments": "".join(parts)})
+        tool_call_from({"id": key, "name": name, "arguments": "".join(parts)})
         for key, (name, parts) in calls.items()
     )
     return ModelResponse(
-        Message("assistant", "".join(text), tool_calls), _usage_of(chunks), finish, model
+        Message("assistant", "".join(text), tool_calls), _usage_of(usages), finish, model
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Union
 
 import attrs
@@ -38,6 +38,42 @@ class _Replace:
     def replace(self, **changes: Any) -> Self:
         """Return a copy with `changes` applied (the original is frozen)."""
         return attrs.evolve(self, **changes)
+
+    def __getattr__(self, name: str) -> Any:
+        # Hot paths build instances with `_make`, setting only the fields that differ
+        # from their defaults; an unset slot reads as its default.
+        defaults = type(self).__dict__.get("_defaults")
+        if defaults is not None and name in defaults:
+            return defaults[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+
+def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
+    """A fast constructor of a frozen class taking `names` positionally.
+
+    It skips converters and validators and leaves other fields unset (read as their
+    defaults): for values hookwrap builds per call or per chunk, already of the right types.
+    """
+    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    body = []
+    for name in names:
+        namespace[f"_set_{name}"] = cls.__dict__[name].__set__
+        body.append(f"    _set_{name}(obj, {name})\n")
+    source = f"def make({', '.join(names)}):\n    obj = _new(_cls)\n{''.join(body)}    return obj\n"
+    exec(compile(source, f"<hookwrap maker {cls.__name__}>", "exec"), namespace)  # noqa: S102
+    return namespace["make"]  # type: ignore[no-any-return]
+
+
+def _with_defaults(cls: type[Any]) -> type[Any]:
+    """Record the class's plain defaults, for `__getattr__` on unset slots."""
+    defaults: dict[str, Any] = {}
+    for a in attrs.fields(cls):
+        if isinstance(a.default, attrs.Factory):  # type: ignore[arg-type]
+            continue
+        if a.default is not attrs.NOTHING:
+            defaults[a.name] = a.default
+    type.__setattr__(cls, "_defaults", defaults)
+    return cls
 
 
 def _tuple(value: Sequence[Any] | None) -> tuple[Any, ...]:
@@ -96,6 +132,7 @@ class ToolCall(_Replace):
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
 
+@_with_defaults
 @attrs.frozen(slots=True, weakref_slot=False)
 class Message(_Replace):
     """One message of a conversation.
@@ -147,6 +184,7 @@ class ToolSpec(_Replace):
     )
 
 
+@_with_defaults
 @attrs.frozen(slots=True, weakref_slot=False)
 class ModelRequest(_Replace):
     """A model call: messages, tools, model name, other options, whether it streams.
@@ -162,6 +200,7 @@ class ModelRequest(_Replace):
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
 
+@_with_defaults
 @attrs.frozen(slots=True, weakref_slot=False)
 class ModelResponse(_Replace):
     """A model's answer; `raw` is the native response it was read from (if any)."""
@@ -196,6 +235,7 @@ def _check_kind(_: object, __: attrs.Attribute[str], value: str) -> None:
         raise ValueError(f"Chunk kind must be one of {sorted(CHUNK_KINDS)} (got {value!r})")
 
 
+@_with_defaults
 @attrs.frozen(slots=True, weakref_slot=False)
 class Chunk(_Replace):
     """One piece of a streamed answer.
@@ -305,3 +345,10 @@ class _Drop:
 
 DROP: Any = _Drop()
 """From `on_chunk`: remove this chunk from the stream."""
+
+
+# Fast constructors for the hot paths (see `maker`).
+new_message = maker(Message, "role", "content")
+new_request = maker(ModelRequest, "messages", "tools", "model", "options", "stream", "raw")
+new_response = maker(ModelResponse, "message", "usage", "finish_reason", "model", "raw")
+new_chunk = maker(Chunk, "kind", "text", "raw")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import wrapt
 from typing_extensions import ParamSpec
@@ -27,17 +27,55 @@ def _direct(wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) 
     return wrapped(*args, **kwargs)
 
 
-class Wrapped(wrapt.FunctionWrapper):  # type: ignore[misc]
+class _Proxy(wrapt.ObjectProxy):  # type: ignore[misc]
+    """One proxy per target: calls go to the runner chosen at wrap time; the rest passes
+    through to the target (`__name__`, `__doc__`, signature, `isinstance`)."""
+
+    def __init__(self, target: Any, runner: Callable[..., Any], chain: Chain, engine: Any,
+                 kind: str) -> None:
+        super().__init__(target)
+        self._self_runner = runner
+        self._self_chain = chain
+        self._self_engine = engine
+        self._self_hw_kind = kind
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._self_runner(self.__wrapped__, None, args, kwargs)
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        return _Bound(self.__wrapped__.__get__(instance, owner), self)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise TypeError(f"a hookwrap proxy of {self.__wrapped__!r} cannot be pickled")
+
+    def __repr__(self) -> str:
+        return f"<hookwrap {self._self_hw_kind} {self.__wrapped__!r}>"
+
+
+class _Bound(wrapt.ObjectProxy):  # type: ignore[misc]
+    """A wrapped function looked up on an instance: a method with the same hooks."""
+
+    def __init__(self, bound: Any, parent: _Proxy) -> None:
+        super().__init__(bound)
+        self._self_runner = parent._self_runner
+        self._self_chain = parent._self_chain
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._self_runner(self.__wrapped__, None, args, kwargs)
+
+
+class Wrapped(_Proxy):
     """A model callable with hooks around it; behaves as the original otherwise."""
 
-    def __init__(self, target: Callable[..., Any], hooks: list[Hook], kind: str) -> None:
+    def __init__(self, target: Callable[..., Any], hooks: list[Hook]) -> None:
         chain = Chain(hooks)
-        engine: Any = None
-        if not chain.hooks:
-            runner: Callable[..., Any] = _direct
-        elif kind == "model":
+        engine: ModelEngine | None = None
+        runner: Callable[..., Any] = _direct
+        if chain.hooks:
             is_async = inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target)
-            engine = ModelEngine(FunctionAdapter(target), chain, is_async, f"{describe(target)}")
+            engine = ModelEngine(FunctionAdapter(target), chain, is_async, describe(target))
             if inspect.isasyncgenfunction(target):
                 runner = engine.agenerator
             elif is_async:
@@ -46,15 +84,10 @@ class Wrapped(wrapt.FunctionWrapper):  # type: ignore[misc]
                 runner = engine.generator
             else:
                 runner = engine.call
-        else:  # pragma: no cover - tools use Tool
-            raise AssertionError(kind)
-        super().__init__(target, runner)
-        self._self_chain = chain
-        self._self_engine = engine
-        self._self_hw_kind = kind
+        super().__init__(target, runner, chain, engine, "model")
 
 
-class Tool(wrapt.FunctionWrapper, Generic[P, R]):  # type: ignore[misc]
+class Tool(_Proxy, Generic[P, R]):
     """A tool: the function, still callable as before, with hooks and a `spec`."""
 
     def __init__(
@@ -69,14 +102,14 @@ class Tool(wrapt.FunctionWrapper, Generic[P, R]):  # type: ignore[misc]
         chain = Chain(hooks)
         is_async = inspect.iscoroutinefunction(fn)
         engine = ToolEngine(binding, chain, is_async, tool_name)
-        if not chain.hooks:
-            runner: Callable[..., Any] = _direct
-        else:
+        runner: Callable[..., Any] = _direct
+        if chain.hooks:
             runner = engine.acall if is_async else engine.call
-        super().__init__(fn, runner)
-        self._self_chain = chain
-        self._self_engine = engine
-        self._self_hw_kind = "tool"
+        super().__init__(fn, runner, chain, engine, "tool")
+
+    if TYPE_CHECKING:
+
+        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
 
     @property
     def spec(self) -> ToolSpec:
@@ -85,6 +118,7 @@ class Tool(wrapt.FunctionWrapper, Generic[P, R]):  # type: ignore[misc]
 
     @property
     def name(self) -> str:
+        """The tool's name, as the model sees it."""
         return self.spec.name
 
     def invoke(self, call: ToolCall) -> Any:
@@ -92,6 +126,7 @@ class Tool(wrapt.FunctionWrapper, Generic[P, R]):  # type: ignore[misc]
         return self._self_engine.run(call)
 
     async def ainvoke(self, call: ToolCall) -> Any:
+        """`invoke` for async callers; a sync tool runs inline."""
         engine: ToolEngine = self._self_engine
         if engine.is_async:
             return await engine.arun(call)
@@ -116,7 +151,7 @@ def model(fn: Any = None, /, *, use: Use = ()) -> Any:
 
     def apply(target: Callable[P, R]) -> Callable[P, R]:
         _check_target(target, "hw.model")
-        return Wrapped(target, hooks, "model")  # type: ignore[return-value]
+        return Wrapped(target, hooks)  # type: ignore[return-value]
 
     return apply if fn is None else apply(fn)
 

@@ -14,7 +14,17 @@ from typing import Any, Literal
 from .._adapter import Adapter, Call, is_stream
 from .._convert import chunk_from_dict, chunk_to_dict, message_from, message_to_dict
 from .._hooks import describe
-from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse
+from .._types import (
+    DROP,
+    Chunk,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    new_chunk,
+    new_message,
+    new_request,
+    new_response,
+)
 
 __all__ = ["FunctionAdapter"]
 
@@ -114,7 +124,7 @@ class FunctionAdapter(Adapter):
                         f"{describe(self.fn)}: `prompt` must be a str "
                         f"(got {type(value).__name__})"
                     )
-                messages: tuple[Message, ...] = (Message("user", value),)
+                messages: tuple[Message, ...] = (new_message("user", value),)
             elif isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
                 raise TypeError(
                     f"{describe(self.fn)}: `messages` must be a list of chat dicts or "
@@ -122,20 +132,19 @@ class FunctionAdapter(Adapter):
                 )
             else:
                 messages = tuple(message_from(m) for m in value)  # pyright: ignore[reportUnknownVariableType]
-            options = (
-                {k: v for k, v in kwargs.items() if k != self.name and k not in _RESERVED}
-                if kwargs
-                else {}
-            )
-            model = kwargs.get("model")
-            request = ModelRequest(
-                messages,
-                (),
-                model if isinstance(model, str) else None,
-                options,
-                bool(kwargs.get("stream", self.streams)),
-                call,
-            )
+            if kwargs:
+                options = {k: v for k, v in kwargs.items() if k != self.name and k not in _RESERVED}
+                model = kwargs.get("model")
+                request = new_request(
+                    messages,
+                    (),
+                    model if isinstance(model, str) else None,
+                    options,
+                    bool(kwargs.get("stream", self.streams)),
+                    call,
+                )
+            else:
+                request = new_request(messages, (), None, {}, self.streams, call)
         call.request = request
         return request
 
@@ -211,9 +220,9 @@ class FunctionAdapter(Adapter):
         if isinstance(value, ModelResponse):
             return value
         if isinstance(value, str):
-            return ModelResponse(Message("assistant", value), raw=value)
+            return new_response(new_message("assistant", value), None, None, None, value)
         if isinstance(value, Message):
-            return ModelResponse(value, raw=value)
+            return new_response(value, None, None, None, value)
         if isinstance(value, Mapping):
             item: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
             if "role" not in item:
@@ -246,7 +255,7 @@ class FunctionAdapter(Adapter):
 
     def chunk(self, item: Any) -> Chunk:
         if isinstance(item, str):
-            return Chunk("text", item, raw=item)
+            return new_chunk("text", item, item)
         if isinstance(item, Chunk):
             return item
         if isinstance(item, Mapping):
