@@ -132,9 +132,7 @@ def main() -> None:
     variants: dict[str, Callable[[], float]] = {
         name: (lambda fn=fn: _time_calls(fn, n)) for name, fn in calls.items()
     }
-    variants.update(
-        {name: (lambda fn=fn: _time_stream(fn, ns)) for name, fn in streams.items()}
-    )
+    variants.update({name: (lambda fn=fn: _time_stream(fn, ns)) for name, fn in streams.items()})
     best = measure(variants, rounds)
     layer = best["1 closure layer"] - best["plain call"]
     print(f"one closure layer = {layer * 1e6:.4f} us (best of {rounds} rounds)\n")

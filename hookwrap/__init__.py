@@ -1,12 +1,12 @@
 """hookwrap: middleware around LLM calls, as plain decorated functions.
 
-    import hookwrap as hw
+import hookwrap as hw
 
-    @hw.before_model
-    def add_system(request):
-        return request.replace(messages=(hw.Message.system("Be brief."), *request.messages))
+@hw.before_model
+def add_system(request):
+    return request.replace(messages=(hw.Message.system("Be brief."), *request.messages))
 
-    ask = hw.model(my_llm_function, use=[add_system])
+ask = hw.model(my_llm_function, use=[add_system])
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import cattrs
 
@@ -81,7 +81,7 @@ def message_from(value: Any) -> Message:
         content = tuple(_part(p) for p in content)
     calls = value.get("tool_calls") or ()
     return Message(
-        role,
+        cast(Any, role),
         content,
         tuple(tool_call_from(c) for c in calls),
         value.get("tool_call_id"),
@@ -124,7 +124,9 @@ def message_to_dict(message: Message) -> dict[str, Any]:
 def chunk_from_dict(value: Mapping[str, Any]) -> Chunk:
     kind = value.get("kind", value.get("type", "text"))
     if kind not in CHUNK_KINDS:
-        raise ValueError(f"a chunk dict's kind must be one of {sorted(CHUNK_KINDS)} (got {value!r})")
+        raise ValueError(
+            f"a chunk dict's kind must be one of {sorted(CHUNK_KINDS)} (got {value!r})"
+        )
     usage = value.get("usage")
     if isinstance(usage, Mapping):
         usage = converter.structure(usage, Usage)

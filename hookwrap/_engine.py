@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
 from typing import Any
 
 from ._adapter import Adapter, Call, is_stream
@@ -43,7 +43,17 @@ from ._stages import (
     on_chunk,
     on_chunk_async,
 )
-from ._types import DROP, Chunk, Message, ModelRequest, ModelResponse, Skip, ToolCall, ToolOutcome, Usage
+from ._types import (
+    DROP,
+    Chunk,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Skip,
+    ToolCall,
+    ToolOutcome,
+    Usage,
+)
 
 __all__ = ["ModelEngine", "ToolEngine", "check_shape"]
 
@@ -135,14 +145,16 @@ class _Shared:
             return RunContext(_Run(is_async=self.is_async) if self.lifecycle else None, phase)
         return RunContext(parent.run, phase)
 
-    def _end_sync(self, ctx: RunContext[Any], error: BaseException | None,
-                  usage: Usage | None = None) -> None:
+    def _end_sync(
+        self, ctx: RunContext[Any], error: BaseException | None, usage: Usage | None = None
+    ) -> None:
         run = ctx._run  # pyright: ignore[reportPrivateUsage]
         if run is not None:
             finish_sync(run, run.terminal, ctx, error, usage)
 
-    async def _end_async(self, ctx: RunContext[Any], error: BaseException | None,
-                         usage: Usage | None = None) -> None:
+    async def _end_async(
+        self, ctx: RunContext[Any], error: BaseException | None, usage: Usage | None = None
+    ) -> None:
         run = ctx._run  # pyright: ignore[reportPrivateUsage]
         if run is not None:
             await finish_async(run, run.terminal, ctx, error, usage)
@@ -287,7 +299,11 @@ class ModelEngine(_Shared):
                 run.usage = run.usage + usage
 
     def _stream(
-        self, ctx: RunContext[Any], request: ModelRequest, chunks: Iterator[Chunk], call: Call,
+        self,
+        ctx: RunContext[Any],
+        request: ModelRequest,
+        chunks: Iterator[Chunk],
+        call: Call,
         one_call: bool,
     ) -> Iterator[Any]:
         yield _PRIMED
@@ -306,14 +322,16 @@ class ModelEngine(_Shared):
                         break
                     ctx.chunk_index = index
                     index += 1
-                    out = on_chunk(hooks, chunk, ctx) if hooks else chunk
+                    out: Any = on_chunk(hooks, chunk, ctx) if hooks else chunk
                 finally:
                     _current.reset(token)
                 if out.__class__ is Chunk:
                     if received is not None:
                         received.append(out)
-                    native = out.raw if out is chunk and out.raw is not None else (
-                        adapter.native_chunk(out, call)
+                    native = (
+                        out.raw
+                        if out is chunk and out.raw is not None
+                        else (adapter.native_chunk(out, call))
                     )
                     if native is not DROP:
                         yield native
@@ -370,7 +388,7 @@ class ModelEngine(_Shared):
         self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
     ) -> Iterator[Any]:
         """For generator functions: nothing runs until the caller pulls the first chunk."""
-        return (yield from self.call(wrapped, instance, args, kwargs))
+        yield from self.call(wrapped, instance, args, kwargs)
 
     # -- async ----------------------------------------------------------------------------
 
@@ -420,9 +438,13 @@ class ModelEngine(_Shared):
             _current.reset(token)
 
     async def _astream(
-        self, ctx: RunContext[Any], request: ModelRequest, chunks: AsyncIterator[Chunk],
-        call: Call, one_call: bool,
-    ) -> AsyncIterator[Any]:
+        self,
+        ctx: RunContext[Any],
+        request: ModelRequest,
+        chunks: AsyncIterator[Chunk],
+        call: Call,
+        one_call: bool,
+    ) -> AsyncGenerator[Any, None]:
         yield _PRIMED
         adapter = self.adapter
         hooks = self.chunk_hooks
@@ -439,14 +461,16 @@ class ModelEngine(_Shared):
                         break
                     ctx.chunk_index = index
                     index += 1
-                    out = await on_chunk_async(hooks, chunk, ctx) if hooks else chunk
+                    out: Any = await on_chunk_async(hooks, chunk, ctx) if hooks else chunk
                 finally:
                     _current.reset(token)
                 if out.__class__ is Chunk:
                     if received is not None:
                         received.append(out)
-                    native = out.raw if out is chunk and out.raw is not None else (
-                        adapter.native_chunk(out, call)
+                    native = (
+                        out.raw
+                        if out is chunk and out.raw is not None
+                        else (adapter.native_chunk(out, call))
                     )
                     if native is not DROP:
                         yield native

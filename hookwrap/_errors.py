@@ -37,7 +37,7 @@ def add_note(exc: BaseException, note: str) -> None:
     notes = getattr(exc, "__notes__", None)
     if notes is None:
         try:
-            exc.__notes__ = [note]
+            setattr(exc, "__notes__", [note])  # noqa: B010 - not declared before 3.11
         except (AttributeError, TypeError):  # exceptions without a __dict__
             pass
     elif note not in notes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Literal
 
 from ._hooks import KINDS
@@ -59,7 +60,7 @@ def _rows(chains: list[Chain]) -> list[tuple[str, int, Hook, int]]:
     return rows
 
 
-def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:  # noqa: A002
+def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
     """A table (or a Mermaid diagram) of every stage and its hooks in execution order.
 
     Columns: stage, step, hook, priority, origin (and layer, when wrapped more than once).
@@ -87,12 +88,16 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:  #
             notes.append("continue-on-response")
         if len(chains) > 1:
             notes.append(f"layer {depth}")
-        table.append((kind, str(step), hook.spec.name, str(hook.priority), hook.origin,
-                      ", ".join(notes)))
+        table.append(
+            (kind, str(step), hook.spec.name, str(hook.priority), hook.origin, ", ".join(notes))
+        )
     if len(table) == 1:
         return "no hooks: the target is called directly"
     widths = [max(len(r[i]) for r in table) for i in range(len(table[0]))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in table
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -120,7 +125,11 @@ def _mermaid(rows: list[tuple[str, int, Hook, int]]) -> str:
     for kind in _ORDER:
         hooks = by_stage.get(kind, [])
         if not hooks:
-            if kind == "wrap_model" and by_stage.keys() & {"before_model", "after_model", "on_chunk"}:
+            if kind == "wrap_model" and by_stage.keys() & {
+                "before_model",
+                "after_model",
+                "on_chunk",
+            }:
                 out.append('    subgraph model_call["model"]')
                 steps.append(node("model", "()"))
                 out.append("    end")
@@ -133,6 +142,6 @@ def _mermaid(rows: list[tuple[str, int, Hook, int]]) -> str:
             for hook in reversed(hooks):
                 steps.append(node(f"{hook.spec.name} returns"))
         out.append("    end")
-    for a, b in zip(steps, steps[1:]):
+    for a, b in itertools.pairwise(steps):
         out.append(f"    {a} --> {b}")
     return "\n".join(out)

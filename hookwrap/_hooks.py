@@ -125,8 +125,7 @@ def _inspect(fn: Callable[..., Any], kind: str) -> tuple[bool, str]:
     ctx = next((p for p in params if p.name == "ctx"), None)
     if ctx is not None and ctx.kind is inspect.Parameter.POSITIONAL_ONLY:
         raise TypeError(
-            f"{kind} hook {describe(fn)}: `ctx` must be passable by keyword, "
-            "not positional-only"
+            f"{kind} hook {describe(fn)}: `ctx` must be passable by keyword, not positional-only"
         )
     others = [p for p in params if p.name != "ctx"]
     expected = KINDS[kind]

@@ -196,12 +196,14 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
 
     async def layer(request: Any) -> Any:
         got: list[Any] = []
-        call_next = inner
+        call_next: AsyncInner = inner
         if hook.spec.fail_open:
 
-            async def call_next(req: Any) -> Any:
+            async def recorded(req: Any) -> Any:
                 got.append(await inner(req))
                 return got[-1]
+
+            call_next = recorded
 
         try:
             if hook.spec.takes_ctx:

@@ -303,8 +303,13 @@ async def start_async(hooks: list[Hook], ctx: RunContext[Any]) -> None:
         raise first
 
 
-def _terminal_error(kind: str, hook: Hook, exc: BaseException, error: BaseException | None,
-                    raised: list[BaseException]) -> None:
+def _terminal_error(
+    kind: str,
+    hook: Hook,
+    exc: BaseException,
+    error: BaseException | None,
+    raised: list[BaseException],
+) -> None:
     if kind == "on_finish":
         add_note(exc, hook.note())
         raised.append(exc)
@@ -314,7 +319,10 @@ def _terminal_error(kind: str, hook: Hook, exc: BaseException, error: BaseExcept
 
 
 def finish_sync(
-    run: _Run, hooks: list[Hook], ctx: RunContext[Any], error: BaseException | None,
+    run: _Run,
+    hooks: list[Hook],
+    ctx: RunContext[Any],
+    error: BaseException | None,
     usage: Usage | None = None,
 ) -> None:
     """Exactly one of on_finish/on_error/on_abort; every hook runs; then deferred work."""
@@ -335,7 +343,10 @@ def finish_sync(
 
 
 async def finish_async(
-    run: _Run, hooks: list[Hook], ctx: RunContext[Any], error: BaseException | None,
+    run: _Run,
+    hooks: list[Hook],
+    ctx: RunContext[Any],
+    error: BaseException | None,
     usage: Usage | None = None,
 ) -> None:
     kind = terminal_kind(error)
@@ -392,7 +403,7 @@ def _close_awaitable(item: Any) -> None:
 # -- hw.run() -------------------------------------------------------------------------------
 
 
-class run(Generic[T]):  # noqa: N801 - used as `with hw.run():`, like a function
+class run(Generic[T]):
     """Open a run around any code: `with hw.run(context=..., use=[...]) as ctx:`.
 
     Every wrapped call inside shares the run; the lifecycle hooks of `use=` and of every
@@ -439,12 +450,11 @@ class run(Generic[T]):  # noqa: N801 - used as `with hw.run():`, like a function
             raise
         return ctx
 
-    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         ctx, run_ = self._close()
         if exc is not None and not isinstance(exc, Exception):
             exc = Aborted("cancelled") if isinstance(exc, asyncio.CancelledError) else exc
         finish_sync(run_, run_.terminal, ctx, exc)
-        return False
 
     async def __aenter__(self) -> RunContext[T]:
         ctx, fresh = self._open(True)
@@ -455,14 +465,13 @@ class run(Generic[T]):  # noqa: N801 - used as `with hw.run():`, like a function
             raise
         return ctx
 
-    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> bool:
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         ctx, run_ = self._close()
         if isinstance(exc, asyncio.CancelledError):
             reported: BaseException | None = Aborted("cancelled")
         else:
             reported = exc
         await finish_async(run_, run_.terminal, ctx, reported)
-        return False
 
 
 TERMINAL = TERMINAL_KINDS

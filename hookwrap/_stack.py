@@ -54,7 +54,11 @@ class Hook:
 
     def switched(self, continue_on_error: bool, continue_on_response: bool) -> Hook:
         return Hook(
-            self.target, self.spec, self.priority, self.origin, continue_on_error,
+            self.target,
+            self.spec,
+            self.priority,
+            self.origin,
+            continue_on_error,
             continue_on_response,
         )
 
@@ -180,9 +184,7 @@ def flatten(
         found = True
         bound = getattr(items, attr)
         priority = spec.priority if spec.priority_set else default
-        out.append(
-            Hook(bound, spec, priority, origin, continue_on_error, continue_on_response)
-        )
+        out.append(Hook(bound, spec, priority, origin, continue_on_error, continue_on_response))
     if not found:
         raise TypeError(
             f"use= takes hooks, Middleware objects, Stacks and lists of them; "
@@ -194,9 +196,7 @@ def flatten(
 def _priority_of(obj: Any) -> int:
     priority = getattr(obj, "priority", 0)
     if not isinstance(priority, int) or isinstance(priority, bool):
-        raise TypeError(
-            f"{type(obj).__name__}.priority must be an int (got {priority!r})"
-        )
+        raise TypeError(f"{type(obj).__name__}.priority must be an int (got {priority!r})")
     return priority
 
 
@@ -247,9 +247,7 @@ class Chain:
         self.hooks = tuple(unique)
         stages: dict[str, tuple[Hook, ...]] = {}
         for kind in KINDS:
-            ordered = sorted(
-                (h for h in unique if h.spec.kind == kind), key=lambda h: -h.priority
-            )
+            ordered = sorted((h for h in unique if h.spec.kind == kind), key=lambda h: -h.priority)
             if kind in REVERSED:
                 ordered.reverse()
             stages[kind] = tuple(ordered)

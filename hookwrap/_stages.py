@@ -322,9 +322,7 @@ def before_tool(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -> ToolCall |
     return call
 
 
-async def before_tool_async(
-    hooks: tuple[Hook, ...], call: ToolCall, ctx: Any
-) -> ToolCall | Skip:
+async def before_tool_async(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -> ToolCall | Skip:
     first: BaseException | None = None
     for hook in hooks:
         try:
@@ -355,7 +353,9 @@ def after_tool(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(call, outcome, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call, outcome)
+            result = (
+                hook.fn(call, outcome, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call, outcome)
+            )
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
@@ -372,7 +372,9 @@ async def after_tool_async(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(call, outcome, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call, outcome)
+            result = (
+                hook.fn(call, outcome, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call, outcome)
+            )
             if hook.spec.is_async:
                 result = await result
         except BaseException as exc:

@@ -57,13 +57,17 @@ def schema_of(tp: Any) -> dict[str, Any]:
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return {"enum": [m.value for m in tp]}
     if isinstance(tp, type) and (dataclasses.is_dataclass(tp) or attrs.has(tp)):
-        hints = typing.get_type_hints(tp)
-        if attrs.has(tp):
-            fields = [(a.name, a.default is attrs.NOTHING) for a in attrs.fields(tp)]
+        cls: Any = tp
+        hints = typing.get_type_hints(cls)
+        if attrs.has(cls):
+            fields = [(a.name, a.default is attrs.NOTHING) for a in attrs.fields(cls)]
         else:
             fields = [
-                (f.name, f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
-                for f in dataclasses.fields(tp)
+                (
+                    f.name,
+                    f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
+                )
+                for f in dataclasses.fields(cls)
             ]
         return {
             "type": "object",
@@ -111,7 +115,9 @@ class ToolBinding:
             raise TypeError(f"hw.tool: cannot read the signature of {describe(fn)}: {exc}") from exc
         self.params = dict(sig.parameters)
         self.names = tuple(
-            p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            p.name
+            for p in sig.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         )
         self.positional_only = frozenset(
             p.name for p in sig.parameters.values() if p.kind is p.POSITIONAL_ONLY
@@ -146,16 +152,18 @@ class ToolBinding:
 
     def tool_call(self, fn: Callable[..., Any], args: Any, kwargs: Any, call_id: str) -> ToolCall:
         names = self.names
-        arguments = dict(zip(names, args)) if args else {}
+        arguments = dict(zip(names, args, strict=False)) if args else {}
         if len(args) > len(names):
             if self.var_pos is None:
                 raise TypeError(f"{self.spec.name}() takes {len(names)} positional arguments")
-            arguments[self.var_pos] = tuple(args[len(names):])
+            arguments[self.var_pos] = tuple(args[len(names) :])
         if kwargs:
             arguments.update(kwargs)
         return ToolCall(call_id, self.spec.name, arguments, _Direct(fn, args, kwargs, arguments))
 
-    def _split(self, arguments: Mapping[str, Any], structure: bool) -> tuple[list[Any], dict[str, Any]]:
+    def _split(
+        self, arguments: Mapping[str, Any], structure: bool
+    ) -> tuple[list[Any], dict[str, Any]]:
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for key, value in arguments.items():
@@ -180,12 +188,17 @@ class ToolBinding:
             else:
                 kwargs[key] = value
         missing = [
-            n for n, p in self.params.items()
-            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-            and n not in arguments and n != "ctx"
+            n
+            for n, p in self.params.items()
+            if p.default is p.empty
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            and n not in arguments
+            and n != "ctx"
         ]
         if missing:
-            raise ToolArgumentError(f"{self.spec.name}() is missing argument(s): {', '.join(missing)}")
+            raise ToolArgumentError(
+                f"{self.spec.name}() is missing argument(s): {', '.join(missing)}"
+            )
         return args, kwargs
 
     def invoke(self, call: ToolCall) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeVar, Union, cast
 
 import attrs
 from typing_extensions import Self
@@ -37,7 +37,7 @@ class _Replace:
 
     def replace(self, **changes: Any) -> Self:
         """Return a copy with `changes` applied (the original is frozen)."""
-        return attrs.evolve(self, **changes)
+        return cast("Self", attrs.evolve(cast(Any, self), **changes))
 
     def __getattr__(self, name: str) -> Any:
         # Hot paths build instances with `_make`, setting only the fields that differ
@@ -60,11 +60,14 @@ def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
         namespace[f"_set_{name}"] = cls.__dict__[name].__set__
         body.append(f"    _set_{name}(obj, {name})\n")
     source = f"def make({', '.join(names)}):\n    obj = _new(_cls)\n{''.join(body)}    return obj\n"
-    exec(compile(source, f"<hookwrap maker {cls.__name__}>", "exec"), namespace)  # noqa: S102
+    exec(compile(source, f"<hookwrap maker {cls.__name__}>", "exec"), namespace)
     return namespace["make"]  # type: ignore[no-any-return]
 
 
-def _with_defaults(cls: type[Any]) -> type[Any]:
+_C = TypeVar("_C", bound=type)
+
+
+def _with_defaults(cls: _C) -> _C:
     """Record the class's plain defaults, for `__getattr__` on unset slots."""
     defaults: dict[str, Any] = {}
     for a in attrs.fields(cls):
@@ -169,7 +172,9 @@ class Message(_Replace):
         return cls("assistant", content, tool_calls)
 
     @classmethod
-    def tool(cls, content: str | Sequence[Part], tool_call_id: str, name: str | None = None) -> Message:
+    def tool(
+        cls, content: str | Sequence[Part], tool_call_id: str, name: str | None = None
+    ) -> Message:
         return cls("tool", content, (), tool_call_id, name)
 
 
@@ -230,7 +235,7 @@ ChunkKind = Literal[
 CHUNK_KINDS: frozenset[str] = frozenset(ChunkKind.__args__)  # type: ignore[attr-defined]
 
 
-def _check_kind(_: object, __: attrs.Attribute[str], value: str) -> None:
+def _check_kind(_: object, __: attrs.Attribute[Any], value: Any) -> None:
     if value not in CHUNK_KINDS:
         raise ValueError(f"Chunk kind must be one of {sorted(CHUNK_KINDS)} (got {value!r})")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 import wrapt
 from typing_extensions import ParamSpec
@@ -27,12 +27,13 @@ def _direct(wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) 
     return wrapped(*args, **kwargs)
 
 
-class _Proxy(wrapt.ObjectProxy):  # type: ignore[misc]
+class _Proxy(wrapt.ObjectProxy[Any]):
     """One proxy per target: calls go to the runner chosen at wrap time; the rest passes
     through to the target (`__name__`, `__doc__`, signature, `isinstance`)."""
 
-    def __init__(self, target: Any, runner: Callable[..., Any], chain: Chain, engine: Any,
-                 kind: str) -> None:
+    def __init__(
+        self, target: Any, runner: Callable[..., Any], chain: Chain, engine: Any, kind: str
+    ) -> None:
         super().__init__(target)
         self._self_runner = runner
         self._self_chain = chain
@@ -54,7 +55,7 @@ class _Proxy(wrapt.ObjectProxy):  # type: ignore[misc]
         return f"<hookwrap {self._self_hw_kind} {self.__wrapped__!r}>"
 
 
-class _Bound(wrapt.ObjectProxy):  # type: ignore[misc]
+class _Bound(wrapt.ObjectProxy[Any]):
     """A wrapped function looked up on an instance: a method with the same hooks."""
 
     def __init__(self, bound: Any, parent: _Proxy) -> None:
@@ -151,19 +152,22 @@ def model(fn: Any = None, /, *, use: Use = ()) -> Any:
 
     def apply(target: Callable[P, R]) -> Callable[P, R]:
         _check_target(target, "hw.model")
-        return Wrapped(target, hooks)  # type: ignore[return-value]
+        return cast("Callable[P, R]", Wrapped(target, hooks))
 
     return apply if fn is None else apply(fn)
 
 
 @overload
-def tool(fn: Callable[P, R], /, *, use: Use = (), name: str | None = None,
-         description: str | None = None) -> Tool[P, R]: ...
+def tool(
+    fn: Callable[P, R], /, *, use: Use = (), name: str | None = None, description: str | None = None
+) -> Tool[P, R]: ...
 @overload
-def tool(*, use: Use = (), name: str | None = None,
-         description: str | None = None) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
-def tool(fn: Any = None, /, *, use: Use = (), name: str | None = None,
-         description: str | None = None) -> Any:
+def tool(
+    *, use: Use = (), name: str | None = None, description: str | None = None
+) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+def tool(
+    fn: Any = None, /, *, use: Use = (), name: str | None = None, description: str | None = None
+) -> Any:
     """Make a `Tool` from a function: `@hw.tool`, `@hw.tool(use=[guard])`, `hw.tool(fn)`.
 
     Its `spec` carries a JSON schema built from the type hints and the docstring.
@@ -185,5 +189,5 @@ def wrap(target: Callable[P, R], /, *, use: Use = ()) -> Callable[P, R]:
     Wrapping an already wrapped target adds the new hooks outside the old ones.
     """
     if isinstance(target, Tool):
-        return tool(target, use=use)  # type: ignore[return-value]
+        return cast("Callable[P, R]", tool(target, use=use))
     return model(target, use=use)

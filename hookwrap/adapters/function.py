@@ -103,9 +103,7 @@ class FunctionAdapter(Adapter):
             return args[self.index]
         value = call.kwargs.get(self.name, self.default)
         if value is inspect.Parameter.empty:
-            raise TypeError(
-                f"{describe(self.fn)} was called without its `{self.name}` argument"
-            )
+            raise TypeError(f"{describe(self.fn)} was called without its `{self.name}` argument")
         return value
 
     def request(self, call: Call) -> ModelRequest:
@@ -121,8 +119,7 @@ class FunctionAdapter(Adapter):
             if self.form == "prompt":
                 if not isinstance(value, str):
                     raise TypeError(
-                        f"{describe(self.fn)}: `prompt` must be a str "
-                        f"(got {type(value).__name__})"
+                        f"{describe(self.fn)}: `prompt` must be a str (got {type(value).__name__})"
                     )
                 messages: tuple[Message, ...] = (new_message("user", value),)
             elif isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
@@ -160,7 +157,9 @@ class FunctionAdapter(Adapter):
         args, kwargs = self._write_back(request, call)
         return call.fn(*args, **kwargs)
 
-    def _write_back(self, request: ModelRequest, call: Call) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    def _write_back(
+        self, request: ModelRequest, call: Call
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         original = call.request
         assert original is not None
         kwargs = dict(call.kwargs)
@@ -219,10 +218,13 @@ class FunctionAdapter(Adapter):
     def coerce(self, value: Any, call: Call | None) -> ModelResponse:
         if isinstance(value, ModelResponse):
             return value
+        made: ModelResponse
         if isinstance(value, str):
-            return new_response(new_message("assistant", value), None, None, None, value)
+            made = new_response(new_message("assistant", value), None, None, None, value)
+            return made
         if isinstance(value, Message):
-            return new_response(value, None, None, None, value)
+            made = new_response(value, None, None, None, value)
+            return made
         if isinstance(value, Mapping):
             item: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
             if "role" not in item:
@@ -242,8 +244,10 @@ class FunctionAdapter(Adapter):
         kind = self.returns
         if call is not None and call.response is not None:
             original = call.result
-            kind = "dict" if isinstance(original, Mapping) else (
-                "Message" if isinstance(original, Message) else "str"
+            kind = (
+                "dict"
+                if isinstance(original, Mapping)
+                else ("Message" if isinstance(original, Message) else "str")
             )
         if kind == "Message":
             return response.message
@@ -255,7 +259,8 @@ class FunctionAdapter(Adapter):
 
     def chunk(self, item: Any) -> Chunk:
         if isinstance(item, str):
-            return new_chunk("text", item, item)
+            made: Chunk = new_chunk("text", item, item)
+            return made
         if isinstance(item, Chunk):
             return item
         if isinstance(item, Mapping):

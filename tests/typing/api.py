@@ -1,0 +1,53 @@
+"""Checked by mypy and pyright (strict), never run: the public API keeps user types."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from typing_extensions import assert_type
+
+import hookwrap as hw
+
+
+@hw.before_model
+def add_system(request: hw.ModelRequest) -> hw.ModelRequest:
+    return request.replace(messages=(hw.Message.system("Be brief."), *request.messages))
+
+
+@hw.before_model(priority=10, name="guard", fail_open=True)
+def guard(request: hw.ModelRequest) -> hw.Respond | None:
+    return None
+
+
+kept: Callable[[hw.ModelRequest], hw.ModelRequest] = add_system  # the type is kept
+
+
+def ask(messages: list[dict[str, str]], *, temperature: float = 0.0) -> str:
+    return "hi"
+
+
+chat = hw.model(ask, use=[add_system, guard])
+reply: str = chat([{"role": "user", "content": "hi"}], temperature=0.5)
+
+
+@hw.model(use=hw.Stack(add_system))
+def stream(prompt: str) -> Iterator[str]:
+    yield prompt
+
+
+for piece in stream("x"):
+    assert_type(piece, str)
+
+
+@hw.tool
+def get_weather(city: str, unit: str = "c") -> str:
+    """Weather for a city."""
+    return city
+
+
+assert_type(get_weather("Paris"), str)
+spec: hw.ToolSpec = get_weather.spec
+
+ctx: hw.RunContext[dict[str, int]]
+with hw.run(context={"user": 1}) as run_ctx:
+    run_id: str = run_ctx.run_id
