@@ -31,7 +31,7 @@ class Call:
 _NOT_STREAMS = (str, bytes, bytearray, dict)
 
 
-def is_stream(value: Any) -> bool:
+def is_stream(value: object) -> bool:
     """An iterator (sync or async) that is not a str, bytes or dict."""
     if isinstance(value, _NOT_STREAMS):
         return False

@@ -26,34 +26,41 @@ converter = cattrs.Converter()
 _ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
 
 
+def _mapping(value: Any) -> Mapping[str, Any] | None:
+    """`value` as a str-keyed mapping, or None when it is not a mapping."""
+    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
+
+
 def _part(item: Any) -> Part:
     if isinstance(item, (TextPart, ImagePart)):
         return item
     if isinstance(item, str):
         return TextPart(item)
-    if isinstance(item, Mapping):
-        kind = item.get("type", "text")
+    part = _mapping(item)
+    if part is not None:
+        kind = part.get("type", "text")
         if kind in ("text", "input_text", "output_text"):
-            return TextPart(str(item.get("text", "")))
+            return TextPart(str(part.get("text", "")))
         if kind in ("image_url", "image", "input_image"):
-            url = item.get("image_url", item.get("url"))
-            if isinstance(url, Mapping):
-                url = url.get("url")
-            return ImagePart(str(url), item.get("media_type"))
+            url: Any = part.get("image_url", part.get("url"))
+            nested = _mapping(url)
+            if nested is not None:
+                url = nested.get("url")
+            return ImagePart(str(url), part.get("media_type"))
     raise TypeError(f"a message part must be text or an image (got {item!r})")
 
 
 def tool_call_from(item: Any) -> ToolCall:
     if isinstance(item, ToolCall):
         return item
-    if not isinstance(item, Mapping):
+    data = _mapping(item)
+    if data is None:
         raise TypeError(f"a tool call must be a dict or ToolCall (got {item!r})")
-    function = item.get("function")
-    source = function if isinstance(function, Mapping) else item
-    arguments = source.get("arguments", source.get("args", {}))
+    source = _mapping(data.get("function")) or data
+    arguments: Any = source.get("arguments", source.get("args", {}))
     if isinstance(arguments, str):
         arguments = json.loads(arguments) if arguments.strip() else {}
-    return ToolCall(str(item.get("id", "")), str(source.get("name", "")), dict(arguments), raw=item)
+    return ToolCall(str(data.get("id", "")), str(source.get("name", "")), dict(arguments), raw=item)
 
 
 def message_from(value: Any) -> Message:
@@ -62,30 +69,31 @@ def message_from(value: Any) -> Message:
         return value
     if isinstance(value, str):
         return Message("user", value)
-    if not isinstance(value, Mapping):
+    data = _mapping(value)
+    if data is None:
         raise TypeError(
             f"a message must be a dict with 'role' and 'content', a Message or a str "
             f"(got {type(value).__name__}: {value!r})"
         )
-    role = value.get("role")
+    role: Any = data.get("role")
     if role not in _ROLES:
         raise ValueError(
             f"a message's role must be one of {sorted(_ROLES)} (got {role!r} in {value!r})"
         )
     if role == "developer":
         role = "system"
-    content = value.get("content")
+    content: Any = data.get("content")
     if content is None:
         content = ""
     elif not isinstance(content, str):
-        content = tuple(_part(p) for p in content)
-    calls = value.get("tool_calls") or ()
+        content = tuple(_part(p) for p in cast("list[Any]", content))
+    calls: Any = data.get("tool_calls") or ()
     return Message(
-        cast(Any, role),
+        role,
         content,
         tuple(tool_call_from(c) for c in calls),
-        value.get("tool_call_id"),
-        value.get("name"),
+        data.get("tool_call_id"),
+        data.get("name"),
     )
 
 

@@ -19,8 +19,8 @@ from ._errors import Aborted
 from ._onion import build, build_async
 from ._run import (
     RunContext,
-    _current,
-    _Run,
+    RunState,
+    current_var,
     finish_async,
     finish_sync,
     start_async,
@@ -142,7 +142,7 @@ class _Shared:
 
     def _open(self, parent: RunContext[Any] | None, phase: Any) -> RunContext[Any]:
         if parent is None:
-            return RunContext(_Run(is_async=self.is_async) if self.lifecycle else None, phase)
+            return RunContext(RunState(is_async=self.is_async) if self.lifecycle else None, phase)
         return RunContext(parent.run, phase)
 
     def _end_sync(
@@ -250,9 +250,9 @@ class ModelEngine(_Shared):
     # -- sync -----------------------------------------------------------------------------
 
     def call(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
-        parent = _current.get()
+        parent = current_var.get()
         ctx = self._open(parent, "before_model")
-        token = _current.set(ctx)
+        token = current_var.set(ctx)
         try:
             if self.lifecycle:
                 fresh = ctx.run.join(self.chain)
@@ -290,7 +290,7 @@ class ModelEngine(_Shared):
                 self._end_sync(ctx, None, usage)
             return result
         finally:
-            _current.reset(token)
+            current_var.reset(token)
 
     def _count(self, ctx: RunContext[Any], usage: Usage) -> None:
         run = ctx._run  # pyright: ignore[reportPrivateUsage]
@@ -313,7 +313,7 @@ class ModelEngine(_Shared):
         index = 0
         try:
             while True:
-                token = _current.set(ctx)
+                token = current_var.set(ctx)
                 try:
                     ctx.phase = "model_stream"
                     try:
@@ -324,7 +324,7 @@ class ModelEngine(_Shared):
                     index += 1
                     out: Any = on_chunk(hooks, chunk, ctx) if hooks else chunk
                 finally:
-                    _current.reset(token)
+                    current_var.reset(token)
                 if out.__class__ is Chunk:
                     if received is not None:
                         received.append(out)
@@ -342,30 +342,30 @@ class ModelEngine(_Shared):
                         native = adapter.native_chunk(item, call)
                         if native is not DROP:
                             yield native
-            token = _current.set(ctx)
+            token = current_var.set(ctx)
             try:
                 usage = self._stream_end(ctx, request, received)
                 if one_call:
                     self._end_sync(ctx, None, usage)
             finally:
-                _current.reset(token)
+                current_var.reset(token)
         except GeneratorExit:
             _close(chunks, call)
             if one_call:
-                token = _current.set(ctx)
+                token = current_var.set(ctx)
                 try:
                     self._end_sync(ctx, Aborted(CLOSED))
                 finally:
-                    _current.reset(token)
+                    current_var.reset(token)
             raise
         except BaseException as exc:
             _close(chunks, call)
             if one_call:
-                token = _current.set(ctx)
+                token = current_var.set(ctx)
                 try:
                     self._end_sync(ctx, exc)
                 finally:
-                    _current.reset(token)
+                    current_var.reset(token)
             raise
 
     def _stream_end(
@@ -395,9 +395,9 @@ class ModelEngine(_Shared):
     async def acall(
         self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
     ) -> Any:
-        parent = _current.get()
+        parent = current_var.get()
         ctx = self._open(parent, "before_model")
-        token = _current.set(ctx)
+        token = current_var.set(ctx)
         try:
             if self.lifecycle:
                 fresh = ctx.run.join(self.chain)
@@ -435,7 +435,7 @@ class ModelEngine(_Shared):
                 await self._end_async(ctx, None, usage)
             return result
         finally:
-            _current.reset(token)
+            current_var.reset(token)
 
     async def _astream(
         self,
@@ -452,7 +452,7 @@ class ModelEngine(_Shared):
         index = 0
         try:
             while True:
-                token = _current.set(ctx)
+                token = current_var.set(ctx)
                 try:
                     ctx.phase = "model_stream"
                     try:
@@ -463,7 +463,7 @@ class ModelEngine(_Shared):
                     index += 1
                     out: Any = await on_chunk_async(hooks, chunk, ctx) if hooks else chunk
                 finally:
-                    _current.reset(token)
+                    current_var.reset(token)
                 if out.__class__ is Chunk:
                     if received is not None:
                         received.append(out)
@@ -481,30 +481,30 @@ class ModelEngine(_Shared):
                         native = adapter.native_chunk(item, call)
                         if native is not DROP:
                             yield native
-            token = _current.set(ctx)
+            token = current_var.set(ctx)
             try:
                 usage = await self._astream_end(ctx, request, received)
                 if one_call:
                     await self._end_async(ctx, None, usage)
             finally:
-                _current.reset(token)
+                current_var.reset(token)
         except GeneratorExit:
             await _aclose(chunks, call)
             if one_call:
-                token = _current.set(ctx)
+                token = current_var.set(ctx)
                 try:
                     await self._end_async(ctx, Aborted(CLOSED))
                 finally:
-                    _current.reset(token)
+                    current_var.reset(token)
             raise
         except BaseException as exc:
             await _aclose(chunks, call)
             if one_call:
-                token = _current.set(ctx)
+                token = current_var.set(ctx)
                 try:
                     await self._end_async(ctx, _cancel(exc, CLOSED))
                 finally:
-                    _current.reset(token)
+                    current_var.reset(token)
             raise
 
     async def _astream_end(
@@ -596,10 +596,10 @@ class ToolEngine(_Shared):
         return self.run(self.binding.tool_call(wrapped, args, kwargs, new_call_id()))
 
     def run(self, call: ToolCall) -> Any:
-        parent = _current.get()
+        parent = current_var.get()
         ctx = self._open(parent, "before_tool")
         ctx._call_id = call.id  # pyright: ignore[reportPrivateUsage]
-        token = _current.set(ctx)
+        token = current_var.set(ctx)
         try:
             if self.lifecycle:
                 fresh = ctx.run.join(self.chain)
@@ -634,7 +634,7 @@ class ToolEngine(_Shared):
                 self._end_sync(ctx, None)
             return result
         finally:
-            _current.reset(token)
+            current_var.reset(token)
 
     async def acall(
         self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
@@ -642,10 +642,10 @@ class ToolEngine(_Shared):
         return await self.arun(self.binding.tool_call(wrapped, args, kwargs, new_call_id()))
 
     async def arun(self, call: ToolCall) -> Any:
-        parent = _current.get()
+        parent = current_var.get()
         ctx = self._open(parent, "before_tool")
         ctx._call_id = call.id  # pyright: ignore[reportPrivateUsage]
-        token = _current.set(ctx)
+        token = current_var.set(ctx)
         try:
             if self.lifecycle:
                 fresh = ctx.run.join(self.chain)
@@ -681,4 +681,4 @@ class ToolEngine(_Shared):
                 await self._end_async(ctx, None)
             return result
         finally:
-            _current.reset(token)
+            current_var.reset(token)

@@ -75,7 +75,7 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
         raise ValueError(f"explain(format=...) is 'text' or 'mermaid' (got {format!r})")
     table = [("stage", "step", "hook", "priority", "origin", "notes")]
     for kind, step, hook, depth in rows:
-        notes = []
+        notes: list[str] = []
         if hook.spec.form == "generator":
             notes.append("generator")
         if hook.spec.is_async:

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ._errors import Aborted, Interrupt, add_note
-from ._run import _current
+from ._run import current_var
 from ._stack import Hook
 from ._stages import SEEN, bad_return, mark_seen
 from ._types import ModelRequest, ModelResponse, Respond, ToolCall
@@ -73,7 +73,7 @@ def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
 
         def layer_ctx(request: Any) -> Any:
             try:
-                result = fn(request, inner, ctx=_current.get())
+                result = fn(request, inner, ctx=current_var.get())
             except BaseException as exc:
                 _own(hook, exc)
                 raise
@@ -104,7 +104,7 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
 
         try:
             if hook.spec.takes_ctx:
-                result = fn(request, call_next, ctx=_current.get())
+                result = fn(request, call_next, ctx=current_var.get())
             else:
                 result = fn(request, call_next)
             return coerce(hook, result)
@@ -121,7 +121,7 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
     fn = hook.fn
 
     def layer(request: Any) -> Any:
-        gen = fn(request, ctx=_current.get()) if hook.spec.takes_ctx else fn(request)
+        gen = fn(request, ctx=current_var.get()) if hook.spec.takes_ctx else fn(request)
         got: list[Any] = []
         try:
             sent = next(gen)
@@ -207,7 +207,7 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
 
         try:
             if hook.spec.takes_ctx:
-                result = fn(request, call_next, ctx=_current.get())
+                result = fn(request, call_next, ctx=current_var.get())
             else:
                 result = fn(request, call_next)
             if awaits:
@@ -227,7 +227,7 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
     fn = hook.fn
 
     async def layer(request: Any) -> Any:
-        gen = fn(request, ctx=_current.get()) if hook.spec.takes_ctx else fn(request)
+        gen = fn(request, ctx=current_var.get()) if hook.spec.takes_ctx else fn(request)
         got: list[Any] = []
         try:
             sent = next(gen)
@@ -286,7 +286,7 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
     fn = hook.fn
 
     async def layer(request: Any) -> Any:
-        gen = fn(request, ctx=_current.get()) if hook.spec.takes_ctx else fn(request)
+        gen = fn(request, ctx=current_var.get()) if hook.spec.takes_ctx else fn(request)
         got: list[Any] = []
         try:
             sent = await gen.__anext__()

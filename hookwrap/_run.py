@@ -36,12 +36,12 @@ Phase = Literal[
     "finished",
 ]
 
-_current: ContextVar[RunContext[Any] | None] = ContextVar("hookwrap.run", default=None)
+current_var: ContextVar[RunContext[Any] | None] = ContextVar("hookwrap.run", default=None)
 
 
 def current() -> RunContext[Any]:
     """The `RunContext` of the run in progress; `LookupError` outside any run."""
-    ctx = _current.get()
+    ctx = current_var.get()
     if ctx is None:
         raise LookupError(
             "hw.current() was called outside a run: call it from a hook, from code a "
@@ -97,7 +97,7 @@ class State:
         return f"State({self.snapshot()!r})"
 
 
-class _Run:
+class RunState:
     """What all calls of one run share."""
 
     __slots__ = (
@@ -162,7 +162,7 @@ class RunContext(Generic[T]):
 
     __slots__ = ("_call_id", "_call_state", "_run", "chunk_index", "phase")
 
-    def __init__(self, run: _Run | None, phase: Phase = "init") -> None:
+    def __init__(self, run: RunState | None, phase: Phase = "init") -> None:
         self._run = run
         self.phase: Phase = phase
         self.chunk_index = 0
@@ -172,10 +172,10 @@ class RunContext(Generic[T]):
     # -- run-wide -------------------------------------------------------------------------
 
     @property
-    def run(self) -> _Run:
+    def run(self) -> RunState:
         run = self._run
         if run is None:  # a one-call run creates its shared part only when asked
-            run = self._run = _Run()
+            run = self._run = RunState()
         return run
 
     @property
@@ -247,7 +247,7 @@ class RunContext(Generic[T]):
 # -- lifecycle ------------------------------------------------------------------------------
 
 
-def _info(run: _Run, error: BaseException | None, usage: Usage | None = None) -> FinishInfo:
+def _info(run: RunState, error: BaseException | None, usage: Usage | None = None) -> FinishInfo:
     reason = error.reason if isinstance(error, Aborted) else None
     return FinishInfo(
         run_id=run.id,
@@ -319,7 +319,7 @@ def _terminal_error(
 
 
 def finish_sync(
-    run: _Run,
+    run: RunState,
     hooks: list[Hook],
     ctx: RunContext[Any],
     error: BaseException | None,
@@ -343,7 +343,7 @@ def finish_sync(
 
 
 async def finish_async(
-    run: _Run,
+    run: RunState,
     hooks: list[Hook],
     ctx: RunContext[Any],
     error: BaseException | None,
@@ -367,7 +367,7 @@ async def finish_async(
         raise raised[0]
 
 
-def _run_deferred_sync(run: _Run) -> None:
+def _run_deferred_sync(run: RunState) -> None:
     deferred, run.deferred = run.deferred, []
     for item in deferred:
         try:
@@ -383,7 +383,7 @@ def _run_deferred_sync(run: _Run) -> None:
             log.exception("deferred %r failed", item)
 
 
-async def _run_deferred_async(run: _Run) -> None:
+async def _run_deferred_async(run: RunState) -> None:
     deferred, run.deferred = run.deferred, []
     for item in deferred:
         try:
@@ -429,16 +429,16 @@ class run(Generic[T]):
     def _open(self, is_async: bool) -> tuple[RunContext[T], list[Hook]]:
         if self._ctx is not None:
             raise RuntimeError("this hw.run() is already open; create a new one per run")
-        ctx: RunContext[T] = RunContext(_Run(self.context, is_async), "init")
+        ctx: RunContext[T] = RunContext(RunState(self.context, is_async), "init")
         fresh = ctx.run.join(self._hooks)
         self._ctx = ctx
-        self._token = _current.set(ctx)
+        self._token = current_var.set(ctx)
         return ctx, fresh
 
-    def _close(self) -> tuple[RunContext[T], _Run]:
+    def _close(self) -> tuple[RunContext[T], RunState]:
         ctx = self._ctx
         assert ctx is not None and self._token is not None
-        _current.reset(self._token)
+        current_var.reset(self._token)
         return ctx, ctx.run
 
     def __enter__(self) -> RunContext[T]:

@@ -6,7 +6,7 @@ import functools
 import inspect
 import logging
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import Any, cast
 
 from ._errors import Aborted, Interrupt
 from ._hooks import KINDS, HookSpec, describe
@@ -130,7 +130,9 @@ def _methods(obj: Any) -> Iterator[tuple[str, HookSpec]]:
     seen: dict[str, HookSpec] = {}
     for klass in reversed(type(obj).__mro__):
         for attr, value in vars(klass).items():
-            func = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
+            func: Any = value
+            if isinstance(value, (staticmethod, classmethod)):
+                func = cast(Any, value).__func__
             spec = getattr(func, "__hookwrap__", None)
             if isinstance(spec, HookSpec):
                 seen.pop(attr, None)  # an override moves to where it is defined

@@ -6,7 +6,7 @@ This is where `before_*`, `after_*` and `on_*` hooks are called.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from ._errors import Aborted, Interrupt, add_note
 from ._stack import Hook
@@ -203,10 +203,16 @@ async def call_all_async(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: An
 _ON_CHUNK = "a Chunk, a list of Chunks, hw.DROP or None"
 
 
+def _chunk_list(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(c, Chunk) for c in cast("list[object]", value)
+    )
+
+
 def _chunk_result(hook: Hook, result: Any) -> Any:
     if isinstance(result, Chunk) or result is DROP:
         return result
-    if isinstance(result, list) and all(isinstance(c, Chunk) for c in result):  # pyright: ignore[reportUnknownVariableType]
+    if _chunk_list(result):
         return result
     raise bad_return(hook, result, _ON_CHUNK)
 

@@ -54,9 +54,10 @@ def schema_of(tp: Any) -> dict[str, Any]:
         return {"type": "object", "additionalProperties": schema_of(value)}
     if origin is typing.Annotated:
         return schema_of(args[0])
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return {"enum": [m.value for m in tp]}
-    if isinstance(tp, type) and (dataclasses.is_dataclass(tp) or attrs.has(tp)):
+    if inspect.isclass(tp) and issubclass(tp, enum.Enum):
+        members: list[enum.Enum] = list(tp)
+        return {"enum": [m.value for m in members]}
+    if inspect.isclass(tp) and (dataclasses.is_dataclass(tp) or attrs.has(tp)):
         cls: Any = tp
         hints = typing.get_type_hints(cls)
         if attrs.has(cls):

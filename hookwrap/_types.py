@@ -55,7 +55,7 @@ def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
     defaults): for values hookwrap builds per call or per chunk, already of the right types.
     """
     namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    body = []
+    body: list[str] = []
     for name in names:
         namespace[f"_set_{name}"] = cls.__dict__[name].__set__
         body.append(f"    _set_{name}(obj, {name})\n")
@@ -116,7 +116,7 @@ class Usage(_Replace):
     total_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        if not isinstance(other, Usage):
+        if not isinstance(other, Usage):  # pyright: ignore[reportUnnecessaryIsInstance]
             return NotImplemented
         return Usage(
             self.input_tokens + other.input_tokens,
@@ -131,7 +131,7 @@ class ToolCall(_Replace):
 
     id: str
     name: str
-    arguments: Mapping[str, Any] = attrs.field(factory=dict)
+    arguments: Mapping[str, Any] = attrs.field(factory=lambda: {})
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
 
@@ -200,7 +200,7 @@ class ModelRequest(_Replace):
     messages: tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
     tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=_tuple)
     model: str | None = None
-    options: Mapping[str, Any] = attrs.field(factory=dict)
+    options: Mapping[str, Any] = attrs.field(factory=lambda: {})
     stream: bool = False
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 

@@ -60,8 +60,8 @@ class _Bound(wrapt.ObjectProxy[Any]):
 
     def __init__(self, bound: Any, parent: _Proxy) -> None:
         super().__init__(bound)
-        self._self_runner = parent._self_runner
-        self._self_chain = parent._self_chain
+        self._self_runner = parent._self_runner  # pyright: ignore[reportPrivateUsage]
+        self._self_chain = parent._self_chain  # pyright: ignore[reportPrivateUsage]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._self_runner(self.__wrapped__, None, args, kwargs)
@@ -177,7 +177,8 @@ def tool(
     def apply(target: Callable[P, R]) -> Tool[P, R]:
         _check_target(target, "hw.tool")
         if isinstance(target, Tool):
-            return Tool(target, hooks, name or target.name, description or target.spec.description)
+            inner = cast("Tool[P, R]", target)
+            return Tool(inner, hooks, name or inner.name, description or inner.spec.description)
         return Tool(target, hooks, name, description)
 
     return apply if fn is None else apply(fn)
@@ -189,5 +190,5 @@ def wrap(target: Callable[P, R], /, *, use: Use = ()) -> Callable[P, R]:
     Wrapping an already wrapped target adds the new hooks outside the old ones.
     """
     if isinstance(target, Tool):
-        return cast("Callable[P, R]", tool(target, use=use))
+        return cast("Callable[P, R]", tool(cast("Tool[P, R]", target), use=use))
     return model(target, use=use)

@@ -296,8 +296,9 @@ class FunctionAdapter(Adapter):
             # a str stream carries text; other kinds have no str form
             return chunk.text if chunk.kind == "text" else DROP
         if isinstance(raw, Mapping) or self.returns == "dict":
-            if raw is not None and chunk == chunk_from_dict(raw):  # pyright: ignore[reportUnknownArgumentType]
-                return raw
+            original: Any = chunk.raw
+            if original is not None and chunk == chunk_from_dict(original):
+                return original
             return chunk_to_dict(chunk)
         return chunk
 
