@@ -7,6 +7,7 @@ open until the caller is done with it.
 
 from __future__ import annotations
 
+import contextvars
 import itertools
 import time
 import uuid
@@ -59,6 +60,7 @@ __all__ = ["ModelEngine", "ToolEngine", "check_shape"]
 
 CLOSED = "closed by consumer"
 _PRIMED: Any = object()
+_END: Any = object()
 _ids = itertools.count(1)
 _PREFIX = uuid.uuid4().hex[:10]
 
@@ -210,7 +212,9 @@ class ModelEngine(_Shared):
             native = adapter.invoke(request)
             call = request.raw
             if is_stream(native):
-                return adapter.chunks(native, call)
+                chunks = adapter.chunks(native, call)
+                _opened(call, chunks)
+                return chunks
             return adapter.response(native, call)
         except BaseException as exc:
             mark_seen(exc)
@@ -224,7 +228,9 @@ class ModelEngine(_Shared):
                 native = await native
             call = request.raw
             if is_stream(native):
-                return adapter.achunks(native, call)
+                chunks = adapter.achunks(native, call)
+                _opened(call, chunks)
+                return chunks
             return adapter.response(native, call)
         except BaseException as exc:
             mark_seen(exc)
@@ -306,33 +312,34 @@ class ModelEngine(_Shared):
         call: Call,
         one_call: bool,
     ) -> Iterator[Any]:
+        # Primed inside `call`, where the run is current: every pull, hook and the end run
+        # in this copy of that context (cheaper than setting the variable per chunk, and the
+        # target's generator always resumes in the same context).
+        run = contextvars.copy_context().run
         yield _PRIMED
         adapter = self.adapter
         hooks = self.chunk_hooks
         received: list[Chunk] | None = [] if self.keep_chunks else None
         index = 0
+        ctx.phase = "model_stream"
         try:
             while True:
-                token = current_var.set(ctx)
-                try:
-                    ctx.phase = "model_stream"
-                    try:
-                        chunk = next(chunks)
-                    except StopIteration:
-                        break
-                    ctx.chunk_index = index
-                    index += 1
-                    out: Any = on_chunk(hooks, chunk, ctx) if hooks else chunk
-                finally:
-                    current_var.reset(token)
+                chunk = run(next, chunks, _END)
+                if chunk is _END:
+                    break
+                ctx.chunk_index = index
+                index += 1
+                if not hooks:
+                    out: Any = chunk
+                else:
+                    out = run(on_chunk, hooks, chunk, ctx)
                 if out.__class__ is Chunk:
                     if received is not None:
                         received.append(out)
-                    native = (
-                        out.raw
-                        if out is chunk and out.raw is not None
-                        else (adapter.native_chunk(out, call))
-                    )
+                    if out is chunk and out.raw is not None:
+                        yield out.raw
+                        continue
+                    native = adapter.native_chunk(out, call)
                     if native is not DROP:
                         yield native
                 elif out is not DROP:
@@ -342,30 +349,18 @@ class ModelEngine(_Shared):
                         native = adapter.native_chunk(item, call)
                         if native is not DROP:
                             yield native
-            token = current_var.set(ctx)
-            try:
-                usage = self._stream_end(ctx, request, received)
-                if one_call:
-                    self._end_sync(ctx, None, usage)
-            finally:
-                current_var.reset(token)
+            usage = run(self._stream_end, ctx, request, received)
+            if one_call:
+                run(self._end_sync, ctx, None, usage)
         except GeneratorExit:
             _close(chunks, call)
             if one_call:
-                token = current_var.set(ctx)
-                try:
-                    self._end_sync(ctx, Aborted(CLOSED))
-                finally:
-                    current_var.reset(token)
+                run(self._end_sync, ctx, Aborted(CLOSED))
             raise
         except BaseException as exc:
             _close(chunks, call)
             if one_call:
-                token = current_var.set(ctx)
-                try:
-                    self._end_sync(ctx, exc)
-                finally:
-                    current_var.reset(token)
+                run(self._end_sync, ctx, exc)
             raise
 
     def _stream_end(
@@ -542,16 +537,28 @@ def _cancel(exc: BaseException, reason: str = "cancelled") -> BaseException:
     return Aborted(reason) if isinstance(exc, asyncio.CancelledError) else exc
 
 
+def _opened(call: Any, stream: Any) -> None:
+    """Remember a stream the model opened, to close it at once if the caller stops early."""
+    if isinstance(call, Call):
+        if call.extra is None:
+            call.extra = [stream]
+        else:
+            call.extra.append(stream)
+
+
 def _close(chunks: Any, call: Call) -> None:
-    close = getattr(chunks, "close", None)
-    if close is not None:
-        close()
+    """Close the stream the caller saw, then the model's own (a hook may not pass it on)."""
+    for stream in (chunks, *(call.extra or ())):
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()
 
 
 async def _aclose(chunks: Any, call: Call) -> None:
-    aclose = getattr(chunks, "aclose", None)
-    if aclose is not None:
-        await aclose()
+    for stream in (chunks, *(call.extra or ())):
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 # -- tools ----------------------------------------------------------------------------------

@@ -69,7 +69,7 @@ def build(wraps: tuple[Hook, ...], inner: Inner, coerce: Coerce) -> Inner:
 
 def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
     fn = hook.fn
-    if hook.spec.takes_ctx:
+    if hook.takes_ctx:
 
         def layer_ctx(request: Any) -> Any:
             try:
@@ -103,7 +103,7 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
             return got[-1]
 
         try:
-            if hook.spec.takes_ctx:
+            if hook.takes_ctx:
                 result = fn(request, call_next, ctx=current_var.get())
             else:
                 result = fn(request, call_next)
@@ -121,7 +121,7 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
     fn = hook.fn
 
     def layer(request: Any) -> Any:
-        gen = fn(request, ctx=current_var.get()) if hook.spec.takes_ctx else fn(request)
+        gen = fn(request, ctx=current_var.get()) if hook.takes_ctx else fn(request)
         got: list[Any] = []
         try:
             sent = next(gen)
@@ -206,7 +206,7 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
             call_next = recorded
 
         try:
-            if hook.spec.takes_ctx:
+            if hook.takes_ctx:
                 result = fn(request, call_next, ctx=current_var.get())
             else:
                 result = fn(request, call_next)
@@ -227,7 +227,7 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
     fn = hook.fn
 
     async def layer(request: Any) -> Any:
-        gen = fn(request, ctx=current_var.get()) if hook.spec.takes_ctx else fn(request)
+        gen = fn(request, ctx=current_var.get()) if hook.takes_ctx else fn(request)
         got: list[Any] = []
         try:
             sent = next(gen)
@@ -286,7 +286,7 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
     fn = hook.fn
 
     async def layer(request: Any) -> Any:
-        gen = fn(request, ctx=current_var.get()) if hook.spec.takes_ctx else fn(request)
+        gen = fn(request, ctx=current_var.get()) if hook.takes_ctx else fn(request)
         got: list[Any] = []
         try:
             sent = await gen.__anext__()

@@ -142,7 +142,7 @@ class RunState:
             for kind in RUN_KINDS:
                 for hook in chain[kind]:
                     if hook not in self.terminal:
-                        if hook.spec.is_async and not self.is_async:
+                        if hook.is_async and not self.is_async:
                             raise TypeError(
                                 f"{hook.label} is async but the run is sync (`with hw.run()`); "
                                 "use `async with hw.run()` or a plain `def` hook"
@@ -269,7 +269,7 @@ def ordered(hooks: list[Hook], kind: str) -> list[Hook]:
 
 
 def _call(hook: Hook, ctx: RunContext[Any], *args: Any) -> Any:
-    return hook.fn(*args, ctx=ctx) if hook.spec.takes_ctx else hook.fn(*args)
+    return hook.fn(*args, ctx=ctx) if hook.takes_ctx else hook.fn(*args)
 
 
 def start_sync(hooks: list[Hook], ctx: RunContext[Any]) -> None:
@@ -292,7 +292,7 @@ async def start_async(hooks: list[Hook], ctx: RunContext[Any]) -> None:
     for hook in hooks:
         try:
             result = _call(hook, ctx)
-            if hook.spec.is_async:
+            if hook.is_async:
                 await result
         except BaseException as exc:
             add_note(exc, hook.note())
@@ -357,7 +357,7 @@ async def finish_async(
         for hook in selected:
             try:
                 result = _call(hook, ctx, info)
-                if hook.spec.is_async:
+                if hook.is_async:
                     await result
             except Exception as exc:
                 _terminal_error(kind, hook, exc, error, raised)

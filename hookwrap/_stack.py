@@ -29,9 +29,11 @@ class Hook:
         "continue_on_error",
         "continue_on_response",
         "fn",
+        "is_async",
         "origin",
         "priority",
         "spec",
+        "takes_ctx",
         "target",
     )
 
@@ -46,6 +48,8 @@ class Hook:
     ) -> None:
         self.target = target  # the function or bound method the user wrote
         self.spec = spec
+        self.takes_ctx = spec.takes_ctx  # copied from the spec: read on every call
+        self.is_async = spec.is_async
         self.priority = priority
         self.origin = origin
         self.continue_on_error = continue_on_error

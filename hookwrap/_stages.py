@@ -80,7 +80,7 @@ def before_model(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(request, ctx=ctx) if hook.spec.takes_ctx else hook.fn(request)
+            result = hook.fn(request, ctx=ctx) if hook.takes_ctx else hook.fn(request)
             if result is None:
                 continue
             request, respond, stop = _before_model_result(hook, request, result, respond)
@@ -101,8 +101,8 @@ async def before_model_async(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(request, ctx=ctx) if hook.spec.takes_ctx else hook.fn(request)
-            if hook.spec.is_async:
+            result = hook.fn(request, ctx=ctx) if hook.takes_ctx else hook.fn(request)
+            if hook.is_async:
                 result = await result
             if result is None:
                 continue
@@ -128,7 +128,7 @@ def after_model(
         try:
             result = (
                 hook.fn(request, response, ctx=ctx)
-                if hook.spec.takes_ctx
+                if hook.takes_ctx
                 else hook.fn(request, response)
             )
             if result is None:
@@ -151,10 +151,10 @@ async def after_model_async(
         try:
             result = (
                 hook.fn(request, response, ctx=ctx)
-                if hook.spec.takes_ctx
+                if hook.takes_ctx
                 else hook.fn(request, response)
             )
-            if hook.spec.is_async:
+            if hook.is_async:
                 result = await result
             if result is None:
                 continue
@@ -175,7 +175,7 @@ def call_all(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: Any) -> None:
     first: BaseException | None = None
     for hook in hooks:
         try:
-            if hook.spec.takes_ctx:
+            if hook.takes_ctx:
                 hook.fn(*args, ctx=ctx)
             else:
                 hook.fn(*args)
@@ -189,8 +189,8 @@ async def call_all_async(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: An
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(*args, ctx=ctx) if hook.spec.takes_ctx else hook.fn(*args)
-            if hook.spec.is_async:
+            result = hook.fn(*args, ctx=ctx) if hook.takes_ctx else hook.fn(*args)
+            if hook.is_async:
                 await result
         except BaseException as exc:
             first = failed(hook, exc, first)
@@ -217,77 +217,72 @@ def _chunk_result(hook: Hook, result: Any) -> Any:
     raise bad_return(hook, result, _ON_CHUNK)
 
 
-def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any, start: int = 0) -> Any:
-    """Pass one chunk through the hooks from `start`: a Chunk, a list of Chunks, or DROP."""
+def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
+    """Pass one chunk through the hooks: a Chunk, a list of Chunks, or DROP.
+
+    A hook that expands a chunk into a list hands each new chunk to the hooks after it.
+    """
     first: BaseException | None = None
-    for i in range(start, len(hooks)):
-        hook = hooks[i]
+    for i, hook in enumerate(hooks):
         try:
-            result = hook.fn(chunk, ctx=ctx) if hook.spec.takes_ctx else hook.fn(chunk)
+            result = hook.fn(chunk, ctx=ctx) if hook.takes_ctx else hook.fn(chunk)
             if result is None:
                 continue
             if result.__class__ is not Chunk:
                 result = _chunk_result(hook, result)
-                if result is DROP:
-                    break
-                if result.__class__ is list:  # expand: the rest of the stage runs per chunk
-                    if first is not None:
-                        raise first
-                    out: list[Chunk] = []
-                    for part in result:
-                        done = on_chunk(hooks, part, ctx, i + 1)
-                        if done is DROP:
-                            continue
-                        out.extend(done if done.__class__ is list else (done,))
-                    return out
-            chunk = result
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
-    else:
+        if result.__class__ is Chunk:
+            chunk = result
+            continue
         if first is not None:
             raise first
-        return chunk
+        if result is DROP:
+            return DROP
+        rest = hooks[i + 1 :]
+        out: list[Chunk] = []
+        for part in result:
+            done = on_chunk(rest, part, ctx) if rest else part
+            if done is not DROP:
+                out.extend(done) if done.__class__ is list else out.append(done)
+        return out
     if first is not None:
         raise first
-    return DROP
+    return chunk
 
 
-async def on_chunk_async(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any, start: int = 0) -> Any:
+async def on_chunk_async(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
     first: BaseException | None = None
-    for i in range(start, len(hooks)):
-        hook = hooks[i]
+    for i, hook in enumerate(hooks):
         try:
-            result = hook.fn(chunk, ctx=ctx) if hook.spec.takes_ctx else hook.fn(chunk)
-            if hook.spec.is_async:
+            result = hook.fn(chunk, ctx=ctx) if hook.takes_ctx else hook.fn(chunk)
+            if hook.is_async:
                 result = await result
             if result is None:
                 continue
             if result.__class__ is not Chunk:
                 result = _chunk_result(hook, result)
-                if result is DROP:
-                    break
-                if result.__class__ is list:
-                    if first is not None:
-                        raise first
-                    out: list[Chunk] = []
-                    for part in result:
-                        done = await on_chunk_async(hooks, part, ctx, i + 1)
-                        if done is DROP:
-                            continue
-                        out.extend(done if done.__class__ is list else (done,))
-                    return out
-            chunk = result
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
-    else:
+        if result.__class__ is Chunk:
+            chunk = result
+            continue
         if first is not None:
             raise first
-        return chunk
+        if result is DROP:
+            return DROP
+        rest = hooks[i + 1 :]
+        out: list[Chunk] = []
+        for part in result:
+            done = await on_chunk_async(rest, part, ctx) if rest else part
+            if done is not DROP:
+                out.extend(done) if done.__class__ is list else out.append(done)
+        return out
     if first is not None:
         raise first
-    return DROP
+    return chunk
 
 
 # -- tools ----------------------------------------------------------------------------------
@@ -313,7 +308,7 @@ def before_tool(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -> ToolCall |
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(call, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call)
+            result = hook.fn(call, ctx=ctx) if hook.takes_ctx else hook.fn(call)
             if result is None:
                 continue
             result = _before_tool_result(hook, result)
@@ -332,8 +327,8 @@ async def before_tool_async(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(call, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call)
-            if hook.spec.is_async:
+            result = hook.fn(call, ctx=ctx) if hook.takes_ctx else hook.fn(call)
+            if hook.is_async:
                 result = await result
             if result is None:
                 continue
@@ -359,9 +354,7 @@ def after_tool(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = (
-                hook.fn(call, outcome, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call, outcome)
-            )
+            result = hook.fn(call, outcome, ctx=ctx) if hook.takes_ctx else hook.fn(call, outcome)
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
@@ -378,10 +371,8 @@ async def after_tool_async(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = (
-                hook.fn(call, outcome, ctx=ctx) if hook.spec.takes_ctx else hook.fn(call, outcome)
-            )
-            if hook.spec.is_async:
+            result = hook.fn(call, outcome, ctx=ctx) if hook.takes_ctx else hook.fn(call, outcome)
+            if hook.is_async:
                 result = await result
         except BaseException as exc:
             first = failed(hook, exc, first)
