@@ -136,11 +136,11 @@ def main() -> None:
     best = measure(variants, rounds)
     layer = best["1 closure layer"] - best["plain call"]
     print(f"one closure layer = {layer * 1e6:.4f} us (best of {rounds} rounds)\n")
-    print(f"{'variant':<52} {'us':>9} {'layers over base':>17}")
+    print(f"{'variant':<52} {'us':>9} {'x base':>8} {'layers over base':>17}")
     for name, seconds in best.items():
         base = best["raw generator, per chunk"] if "per chunk" in name else best["plain call"]
         over = (seconds - base) / layer if layer > 0 else float("nan")
-        print(f"{name:<52} {seconds * 1e6:>9.3f} {over:>17.1f}")
+        print(f"{name:<52} {seconds * 1e6:>9.3f} {seconds / base:>8.1f} {over:>17.1f}")
     per_hook = (
         best["hookwrap, 25 hooks (10 before, 10 after, 5 wrap)"]
         - best["hookwrap, 5 hooks (2 before, 2 after, 1 wrap)"]

@@ -56,15 +56,24 @@ class _Proxy(wrapt.ObjectProxy[Any]):
 
 
 class _Bound(wrapt.ObjectProxy[Any]):
-    """A wrapped function looked up on an instance: a method with the same hooks."""
+    """A wrapped function looked up on an instance: a method with the same hooks.
+
+    The target is called as the plain function with the instance first, so that the
+    adapter finds arguments where the function's signature puts them.
+    """
 
     def __init__(self, bound: Any, parent: _Proxy) -> None:
         super().__init__(bound)
         self._self_runner = parent._self_runner  # pyright: ignore[reportPrivateUsage]
         self._self_chain = parent._self_chain  # pyright: ignore[reportPrivateUsage]
+        self._self_func = getattr(bound, "__func__", None)
+        self._self_instance = getattr(bound, "__self__", None)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._self_runner(self.__wrapped__, None, args, kwargs)
+        func = self._self_func
+        if func is None:
+            return self._self_runner(self.__wrapped__, None, args, kwargs)
+        return self._self_runner(func, None, (self._self_instance, *args), kwargs)
 
 
 class Wrapped(_Proxy):
