@@ -9,8 +9,6 @@ def add_system(request):
 ask = hw.model(my_llm_function, use=[add_system])
 """
 
-from __future__ import annotations
-
 from ._errors import Aborted
 from ._errors import Interrupt
 from ._explain import explain

@@ -74,11 +74,6 @@ def check_shape(chain: Chain, kinds: tuple[str, ...], is_async: bool, what: str)
     for kind in (*kinds, *RUN_KINDS):
         for hook in chain[kind]:
             spec = hook.spec
-            if spec.is_async and not is_async:
-                raise TypeError(
-                    f"{hook.label} is async but {what} is sync; make the hook a plain `def` "
-                    "(or wrap an async target)"
-                )
             if spec.form == "call_next" and spec.is_async != is_async:
                 want = "async def" if is_async else "def"
                 raise TypeError(
@@ -88,6 +83,11 @@ def check_shape(chain: Chain, kinds: tuple[str, ...], is_async: bool, what: str)
                     "or write it once in the generator form, which serves every call shape:\n"
                     "    def hook(request):\n        response = yield request\n        "
                     "return response"
+                )
+            if spec.is_async and not is_async:
+                raise TypeError(
+                    f"{hook.label} is async but {what} is sync; make the hook a plain `def` "
+                    "(or wrap an async target)"
                 )
 
 
@@ -173,6 +173,7 @@ class ModelEngine(_Shared):
         "coerce",
         "keep_chunks",
         "onion",
+        "raw_direct",
         "usage",
     )
 
@@ -185,6 +186,9 @@ class ModelEngine(_Shared):
         self.chunk_hooks = chain["on_chunk"]
         self.usage = chain["on_usage"]
         self.keep_chunks = bool(self.after or self.usage or self.lifecycle)
+        # Without wrap hooks every chunk reaching the engine is the adapter's own, so an
+        # unchanged one can hand back its native form as is; a wrap hook may have rebuilt it.
+        self.raw_direct = not chain["wrap_model"]
 
         def coerce(hook: Hook, value: Any) -> Any:
             if value.__class__ is ModelResponse or is_stream(value):
@@ -259,6 +263,7 @@ class ModelEngine(_Shared):
         parent = current_var.get()
         ctx = self._open(parent, "before_model")
         token = current_var.set(ctx)
+        call = None
         try:
             if self.lifecycle:
                 fresh = ctx.run.join(self.chain)
@@ -288,6 +293,8 @@ class ModelEngine(_Shared):
                 response = after_model(self.after, request, response, ctx)
             result = self.adapter.native(response, call)
         except BaseException as exc:
+            if call is not None and call.extra:
+                _close(None, call)  # a wrap hook opened the stream, then failed
             if parent is None:
                 self._end_sync(ctx, exc)
             raise
@@ -319,6 +326,7 @@ class ModelEngine(_Shared):
         yield _PRIMED
         adapter = self.adapter
         hooks = self.chunk_hooks
+        direct = self.raw_direct
         received: list[Chunk] | None = [] if self.keep_chunks else None
         index = 0
         ctx.phase = "model_stream"
@@ -336,7 +344,7 @@ class ModelEngine(_Shared):
                 if out.__class__ is Chunk:
                     if received is not None:
                         received.append(out)
-                    if out is chunk and out.raw is not None:
+                    if direct and out is chunk and out.raw is not None:
                         yield out.raw
                         continue
                     native = adapter.native_chunk(out, call)
@@ -393,6 +401,7 @@ class ModelEngine(_Shared):
         parent = current_var.get()
         ctx = self._open(parent, "before_model")
         token = current_var.set(ctx)
+        call = None
         try:
             if self.lifecycle:
                 fresh = ctx.run.join(self.chain)
@@ -422,6 +431,8 @@ class ModelEngine(_Shared):
                 response = await after_model_async(self.after, request, response, ctx)
             result = self.adapter.native(response, call)
         except BaseException as exc:
+            if call is not None and call.extra:
+                await _aclose(None, call)  # a wrap hook opened the stream, then failed
             if parent is None:
                 await self._end_async(ctx, _cancel(exc))
             raise
@@ -443,6 +454,7 @@ class ModelEngine(_Shared):
         yield _PRIMED
         adapter = self.adapter
         hooks = self.chunk_hooks
+        direct = self.raw_direct
         received: list[Chunk] | None = [] if self.keep_chunks else None
         index = 0
         try:
@@ -464,7 +476,7 @@ class ModelEngine(_Shared):
                         received.append(out)
                     native = (
                         out.raw
-                        if out is chunk and out.raw is not None
+                        if direct and out is chunk and out.raw is not None
                         else (adapter.native_chunk(out, call))
                     )
                     if native is not DROP:

@@ -6,7 +6,7 @@ import itertools
 from typing import Any, Literal
 
 from ._hooks import KINDS
-from ._stack import REVERSED, Chain, Hook
+from ._stack import Chain, Hook
 
 __all__ = ["explain"]
 
@@ -46,17 +46,34 @@ def _layers(target: Any) -> list[Chain]:
 
 
 def _rows(chains: list[Chain]) -> list[tuple[str, int, Hook, int]]:
+    """Every hook of every layer, in the order a call runs them.
+
+    A wrapper's whole target, inner layers included, runs where its `wrap_*` onion calls
+    in: outer layers go first on the way in and last on the way out.
+    """
+    layers = list(enumerate(chains))
+    outward = layers[::-1]
+    plan: list[tuple[str, list[tuple[int, Chain]]]] = []
+    for kinds, way in (
+        (("on_start", "before_agent", "on_iteration"), layers),
+        (("before_model", "wrap_model"), layers),
+        (("on_chunk", "on_usage", "after_model"), outward),
+        (("before_tool", "wrap_tool"), layers),
+        (("after_tool",), outward),
+        (("after_agent",), outward),
+    ):
+        for depth, chain in way:
+            plan.extend((kind, [(depth, chain)]) for kind in kinds)
+    plan.extend((kind, layers) for kind in ("on_finish", "on_error", "on_abort"))
     rows: list[tuple[str, int, Hook, int]] = []
-    for kind in _ORDER:
-        # before_* of the outer layer run first; after_* of the outer layer run last
-        layers = list(enumerate(chains))
-        if kind in REVERSED:
-            layers.reverse()
-        step = 0
-        for depth, chain in layers:
-            for hook in chain[kind]:
-                step += 1
-                rows.append((kind, step, hook, depth))
+    steps: dict[str, int] = {}
+    for kind, where in plan:
+        found = [(hook, depth) for depth, chain in where for hook in chain[kind]]
+        if len(where) > 1:  # one run: its terminal hooks merge, by priority, in join order
+            found.sort(key=lambda item: -item[0].priority)
+        for hook, depth in found:
+            steps[kind] = steps.get(kind, 0) + 1
+            rows.append((kind, steps[kind], hook, depth))
     return rows
 
 

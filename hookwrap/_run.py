@@ -329,6 +329,7 @@ def finish_sync(
     kind = terminal_kind(error)
     selected = ordered(hooks, kind)
     raised: list[BaseException] = []
+    ctx.phase = "finished"
     if selected:
         info = _info(run, error, usage)
         for hook in selected:
@@ -336,7 +337,6 @@ def finish_sync(
                 _call(hook, ctx, info)
             except Exception as exc:
                 _terminal_error(kind, hook, exc, error, raised)
-    ctx.phase = "finished"
     _run_deferred_sync(run)
     if raised:
         raise raised[0]
@@ -352,6 +352,7 @@ async def finish_async(
     kind = terminal_kind(error)
     selected = ordered(hooks, kind)
     raised: list[BaseException] = []
+    ctx.phase = "finished"
     if selected:
         info = _info(run, error, usage)
         for hook in selected:
@@ -361,7 +362,6 @@ async def finish_async(
                     await result
             except Exception as exc:
                 _terminal_error(kind, hook, exc, error, raised)
-    ctx.phase = "finished"
     await _run_deferred_async(run)
     if raised:
         raise raised[0]
@@ -435,11 +435,9 @@ class run(Generic[T]):
         self._token = current_var.set(ctx)
         return ctx, fresh
 
-    def _close(self) -> tuple[RunContext[T], RunState]:
-        ctx = self._ctx
-        assert ctx is not None and self._token is not None
+    def _close(self) -> None:
+        assert self._token is not None
         current_var.reset(self._token)
-        return ctx, ctx.run
 
     def __enter__(self) -> RunContext[T]:
         ctx, fresh = self._open(False)
@@ -451,10 +449,14 @@ class run(Generic[T]):
         return ctx
 
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        ctx, run_ = self._close()
+        ctx = self._ctx
+        assert ctx is not None
         if exc is not None and not isinstance(exc, Exception):
             exc = Aborted("cancelled") if isinstance(exc, asyncio.CancelledError) else exc
-        finish_sync(run_, run_.terminal, ctx, exc)
+        try:  # the run stays current while its terminal hooks run
+            finish_sync(ctx.run, ctx.run.terminal, ctx, exc)
+        finally:
+            self._close()
 
     async def __aenter__(self) -> RunContext[T]:
         ctx, fresh = self._open(True)
@@ -466,12 +468,16 @@ class run(Generic[T]):
         return ctx
 
     async def __aexit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
-        ctx, run_ = self._close()
+        ctx = self._ctx
+        assert ctx is not None
         if isinstance(exc, asyncio.CancelledError):
             reported: BaseException | None = Aborted("cancelled")
         else:
             reported = exc
-        await finish_async(run_, run_.terminal, ctx, reported)
+        try:  # the run stays current while its terminal hooks run
+            await finish_async(ctx.run, ctx.run.terminal, ctx, reported)
+        finally:
+            self._close()
 
 
 TERMINAL = TERMINAL_KINDS

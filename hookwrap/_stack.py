@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
@@ -129,6 +130,17 @@ def _origin_of(obj: Any) -> str:
     return type(obj).__name__
 
 
+def _module_of(fn: Any) -> str:
+    """Where a hook function was defined: its module, or its file and line in a script."""
+    module = getattr(fn, "__module__", None)
+    if isinstance(module, str) and module and module != "__main__":
+        return module
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+    return module or "?"
+
+
 def _methods(obj: Any) -> Iterator[tuple[str, HookSpec]]:
     """Hook methods of `obj`'s class, in definition order (base classes first)."""
     seen: dict[str, HookSpec] = {}
@@ -164,7 +176,7 @@ def flatten(
         return out
     spec = getattr(items, "__hookwrap__", None)
     if isinstance(spec, HookSpec) and callable(items):
-        origin = getattr(items, "__module__", None) or "?"
+        origin = _module_of(items)
         self = getattr(items, "__self__", None)
         priority = spec.priority
         if self is not None:

@@ -79,15 +79,36 @@ def schema_of(tp: Any) -> dict[str, Any]:
 
 
 def _doc_params(doc: str) -> tuple[str, dict[str, str]]:
-    """The docstring's summary and its `Args:` section (Google style), if any."""
+    """The docstring's summary and its `Args:` section (Google style), if any.
+
+    An entry's description may run on over more-indented lines; the section ends at the
+    next unindented line (`Returns:`, `Raises:`, ...).
+    """
     doc = inspect.cleandoc(doc or "")
     parts = re.split(r"\n\s*(?:Args|Arguments|Parameters):\s*\n", doc, maxsplit=1)
     summary = parts[0].split("\n\n")[0].strip()
-    described: dict[str, str] = {}
+    described: dict[str, list[str]] = {}
     if len(parts) == 2:
-        for match in re.finditer(r"^\s+(\w+)(?:\s*\([^)]*\))?:\s*(.+)$", parts[1], re.M):
-            described[match.group(1)] = match.group(2).strip()
-    return summary, described
+        indent: int | None = None
+        current: list[str] | None = None
+        for line in parts[1].splitlines():
+            stripped = line.strip()
+            if not stripped:
+                continue
+            depth = len(line) - len(line.lstrip())
+            if depth == 0:
+                break
+            match = _ENTRY.match(stripped)
+            if match and (indent is None or depth <= indent):
+                indent = depth
+                current = described.setdefault(match.group(1), [])
+                current.append(match.group(2).strip())
+            elif current is not None:
+                current.append(stripped)
+    return summary, {name: " ".join(w for w in words if w) for name, words in described.items()}
+
+
+_ENTRY = re.compile(r"^\*{0,2}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
 
 
 class _Direct:

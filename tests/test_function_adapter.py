@@ -1,0 +1,374 @@
+"""The plain-function adapter (SPEC §6, §4): `messages` or `prompt` in, str / dict / Message
+out; hook changes written back in the caller's own format; clear errors for what does not
+fit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+
+SYSTEM = "Be brief."
+
+
+def fresh_add_system() -> Callable[..., Any]:
+    """A before_model hook putting a system message first."""
+
+    @hw.before_model
+    def add_system(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(messages=(hw.Message.system(SYSTEM), *request.messages))
+
+    return add_system
+
+
+def fresh_redact(word: str) -> Callable[..., Any]:
+    """A before_model hook replacing the messages that mention `word`, keeping the others
+    as the very same Message objects."""
+
+    @hw.before_model
+    def redact(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(
+            messages=tuple(
+                m.replace(content="[redacted]") if word in m.text else m for m in request.messages
+            )
+        )
+
+    return redact
+
+
+# -- messages and prompt in, written back in the caller's format -------------------------------
+
+
+@pytest.mark.parametrize("by_keyword", [False, True], ids=("positional", "keyword"))
+def test_dict_messages_stay_dicts_and_unchanged_ones_are_the_same_objects(
+    by_keyword: bool,
+) -> None:
+    received: list[list[Any]] = []
+
+    def llm(messages: list[dict[str, Any]]) -> str:
+        received.append(messages)
+        return "ok"
+
+    original: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+        {"role": "user", "content": "bye"},
+    ]
+    wrapped = hw.model(llm, use=[fresh_add_system()])
+    result = wrapped(messages=original) if by_keyword else wrapped(original)
+    assert result == "ok"
+    got = received[0]
+    assert got == [{"role": "system", "content": SYSTEM}, *original]
+    assert type(got[0]) is dict
+    assert all(a is b for a, b in zip(got[1:], original, strict=True))
+    assert len(original) == 3  # the caller's own list is not changed
+
+
+def test_a_changed_dict_message_becomes_a_new_dict_the_others_stay_the_same() -> None:
+    received: list[list[Any]] = []
+
+    def llm(messages: list[dict[str, Any]]) -> str:
+        received.append(messages)
+        return "ok"
+
+    original: list[dict[str, Any]] = [
+        {"role": "user", "content": "my password is hunter2"},
+        {"role": "assistant", "content": "noted"},
+    ]
+    hw.model(llm, use=[fresh_redact("password")])(original)
+    got = received[0]
+    assert got == [
+        {"role": "user", "content": "[redacted]"},
+        {"role": "assistant", "content": "noted"},
+    ]
+    assert type(got[0]) is dict
+    assert got[1] is original[1]
+    assert original[0] == {"role": "user", "content": "my password is hunter2"}
+
+
+def test_message_lists_stay_message_lists() -> None:
+    received: list[list[Any]] = []
+
+    def llm(messages: list[hw.Message]) -> str:
+        received.append(messages)
+        return "ok"
+
+    original = [hw.Message.user("hi"), hw.Message.assistant("hello"), hw.Message.user("bye")]
+    hw.model(llm, use=[fresh_add_system()])(original)
+    got = received[0]
+    assert got == [hw.Message.system(SYSTEM), *original]
+    assert all(type(m) is hw.Message for m in got)
+    assert all(a is b for a, b in zip(got[1:], original, strict=True))
+
+
+def test_prompt_stays_a_str_joining_the_messages_texts_with_blank_lines() -> None:
+    received: list[Any] = []
+
+    def llm(prompt: str) -> str:
+        received.append(prompt)
+        return "ok"
+
+    seen: list[tuple[tuple[str, str], ...]] = []
+
+    @hw.before_model
+    def look(request: hw.ModelRequest) -> None:
+        seen.append(tuple((m.role, m.text) for m in request.messages))
+
+    assert hw.model(llm, use=[look, fresh_add_system()])("What is 2+2?") == "ok"
+    assert seen == [(("user", "What is 2+2?"),)]
+    assert received == [f"{SYSTEM}\n\nWhat is 2+2?"]
+    assert type(received[0]) is str
+
+
+def test_an_unchanged_request_passes_the_original_arguments_untouched() -> None:
+    """Hooks that change nothing (None, or an equal copy of the request): the target gets
+    the caller's very objects."""
+    received: list[tuple[Any, Any]] = []
+
+    def llm(messages: list[dict[str, Any]], *, metadata: Any = None) -> str:
+        received.append((messages, metadata))
+        return "ok"
+
+    @hw.before_model
+    def nothing(request: hw.ModelRequest) -> None:
+        return None
+
+    @hw.before_model
+    def equal_copy(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(
+            messages=tuple(request.messages), options=dict(request.options), model=request.model
+        )
+
+    @hw.wrap_model
+    def passthrough(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next(request)
+
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "hi"}]
+    metadata = {"trace": [1, 2]}
+    for use in ([nothing], [equal_copy], [passthrough], [nothing, equal_copy, passthrough]):
+        received.clear()
+        assert hw.model(llm, use=use)(messages, metadata=metadata) == "ok"
+        assert len(received) == 1
+        assert received[0][0] is messages
+        assert received[0][1] is metadata
+
+
+# -- options and model -------------------------------------------------------------------------
+
+
+def _options_target(received: list[dict[str, Any]]) -> Callable[..., str]:
+    def llm(
+        messages: list[dict[str, Any]],
+        model: str = "small",
+        temperature: float = 1.0,
+        top_p: float | None = None,
+    ) -> str:
+        received.append({"model": model, "temperature": temperature, "top_p": top_p})
+        return "ok"
+
+    return llm
+
+
+def test_other_keyword_arguments_appear_in_request_options() -> None:
+    seen: list[tuple[str | None, dict[str, Any]]] = []
+
+    @hw.before_model
+    def look(request: hw.ModelRequest) -> None:
+        seen.append((request.model, dict(request.options)))
+
+    received: list[dict[str, Any]] = []
+    messages = [{"role": "user", "content": "hi"}]
+    hw.model(_options_target(received), use=[look])(messages, model="large", temperature=0.5)
+    assert seen == [("large", {"temperature": 0.5})]
+    assert received == [{"model": "large", "temperature": 0.5, "top_p": None}]
+
+
+@pytest.mark.parametrize(
+    ("model", "options", "expected"),
+    [
+        ("tiny", {"temperature": 0.5}, {"model": "tiny", "temperature": 0.5, "top_p": None}),
+        ("large", {"temperature": 0.0}, {"model": "large", "temperature": 0.0, "top_p": None}),
+        (
+            "large",
+            {"temperature": 0.5, "top_p": 0.9},
+            {"model": "large", "temperature": 0.5, "top_p": 0.9},
+        ),
+        ("large", {}, {"model": "large", "temperature": 1.0, "top_p": None}),
+    ],
+    ids=("model", "changed", "added", "removed"),
+)
+def test_a_hook_changing_options_or_model_writes_them_back_as_kwargs(
+    model: str, options: dict[str, Any], expected: dict[str, Any]
+) -> None:
+    @hw.before_model
+    def tune(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(model=model, options=options)
+
+    received: list[dict[str, Any]] = []
+    messages = [{"role": "user", "content": "hi"}]
+    hw.model(_options_target(received), use=[tune])(messages, model="large", temperature=0.5)
+    assert received == [expected]
+
+
+# -- results -----------------------------------------------------------------------------------
+
+ANSWERS: dict[str, Any] = {
+    "str": "hi there",
+    "dict": {"role": "assistant", "content": "hi there"},
+    "Message": hw.Message.assistant("hi there"),
+}
+CHANGED: dict[str, Any] = {
+    "str": "changed",
+    "dict": {"role": "assistant", "content": "changed"},
+    "Message": hw.Message.assistant("changed"),
+}
+
+
+def _answering(value: Any) -> Callable[..., Any]:
+    def llm(prompt: str) -> Any:
+        return value
+
+    return llm
+
+
+@pytest.mark.parametrize("form", list(ANSWERS))
+def test_an_unchanged_result_is_the_targets_own_object(form: str) -> None:
+    seen: list[str] = []
+
+    @hw.after_model
+    def look(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response.text)
+
+    answer = ANSWERS[form]
+    assert hw.model(_answering(answer), use=[look])("hi") is answer
+    assert seen == ["hi there"]
+
+
+@pytest.mark.parametrize("form", list(ANSWERS))
+def test_a_changed_result_keeps_the_targets_form(form: str) -> None:
+    """str stays str, a dict stays a chat dict, a Message stays a Message."""
+
+    @hw.after_model
+    def change(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=hw.Message.assistant("changed"))
+
+    result = hw.model(_answering(ANSWERS[form]), use=[change])("hi")
+    assert type(result) is type(CHANGED[form])
+    assert result == CHANGED[form]
+
+
+@pytest.mark.parametrize("form", list(ANSWERS))
+def test_a_wrap_hook_changing_the_result_keeps_the_targets_form(form: str) -> None:
+    @hw.wrap_model
+    def change(request: hw.ModelRequest) -> Any:
+        response = yield request
+        return response.replace(message=hw.Message.assistant("changed"))
+
+    result = hw.model(_answering(ANSWERS[form]), use=[change])("hi")
+    assert type(result) is type(CHANGED[form])
+    assert result == CHANGED[form]
+
+
+def _respond_to_str(prompt: str) -> str:
+    raise AssertionError("the model must not run")
+
+
+def _respond_to_dict(prompt: str) -> dict[str, Any]:
+    raise AssertionError("the model must not run")
+
+
+def _respond_to_bare_dict(prompt: str) -> dict:  # type: ignore[type-arg]
+    raise AssertionError("the model must not run")
+
+
+def _respond_to_message(prompt: str) -> hw.Message:
+    raise AssertionError("the model must not run")
+
+
+def _respond_to_unannotated(prompt):  # type: ignore[no-untyped-def]
+    raise AssertionError("the model must not run")
+
+
+@pytest.mark.parametrize(
+    ("fn", "expected"),
+    [
+        (_respond_to_str, "cached"),
+        (_respond_to_unannotated, "cached"),
+        (_respond_to_dict, {"role": "assistant", "content": "cached"}),
+        (_respond_to_bare_dict, {"role": "assistant", "content": "cached"}),
+        (_respond_to_message, hw.Message.assistant("cached")),
+    ],
+    ids=("str", "unannotated", "dict[str, Any]", "dict", "Message"),
+)
+def test_respond_returns_a_str_unless_the_return_annotation_names_dict_or_message(
+    fn: Callable[..., Any], expected: Any
+) -> None:
+    @hw.before_model
+    def cached(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond("cached")
+
+    result = hw.model(fn, use=[cached])("hi")
+    assert type(result) is type(expected)
+    assert result == expected
+
+
+def test_a_request_function_gets_the_model_request_itself() -> None:
+    received: list[Any] = []
+
+    def llm(request: hw.ModelRequest) -> str:
+        received.append(request)
+        return "ok"
+
+    request = hw.ModelRequest(messages=(hw.Message.user("hi"),))
+    assert hw.model(llm, use=[fresh_add_system()])(request) == "ok"
+    assert isinstance(received[0], hw.ModelRequest)
+    assert [(m.role, m.text) for m in received[0].messages] == [
+        ("system", SYSTEM),
+        ("user", "hi"),
+    ]
+
+
+# -- errors ----------------------------------------------------------------------------------
+
+
+def test_a_function_without_messages_prompt_or_request_is_a_wrap_time_type_error() -> None:
+    def summarize(text: str, style: str = "short") -> str:
+        return text
+
+    with pytest.raises(TypeError) as excinfo:
+        hw.model(summarize, use=[fresh_add_system()])
+    message = str(excinfo.value)
+    assert "summarize" in message
+    assert "messages" in message
+    assert "prompt" in message
+    assert "ModelRequest" in message
+
+
+def test_messages_given_as_a_str_is_a_clear_type_error() -> None:
+    called: list[Any] = []
+
+    def llm(messages: list[dict[str, Any]]) -> str:
+        called.append(messages)
+        return "ok"
+
+    with pytest.raises(TypeError) as excinfo:
+        hw.model(llm, use=[fresh_add_system()])("hello")
+    message = str(excinfo.value)
+    assert "`messages`" in message
+    assert "str" in message
+    assert "llm" in message
+    assert called == []
+
+
+def test_a_function_returning_an_int_is_a_clear_type_error_naming_it() -> None:
+    def count_tokens_llm(prompt: str) -> int:
+        return 42
+
+    with pytest.raises(TypeError) as excinfo:
+        hw.model(count_tokens_llm, use=[fresh_add_system()])("hi")
+    message = str(excinfo.value)
+    assert "count_tokens_llm" in message
+    assert "int" in message

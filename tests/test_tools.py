@@ -1,0 +1,703 @@
+"""Tools (SPEC §1 tool stages, §7 `@hw.tool`): the tool stays a callable function; its spec is
+built from type hints and the docstring; before_tool/wrap_tool/after_tool compose as the
+table of §1 says; JSON arguments from a model are structured into the parameter types."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import enum
+import inspect
+import re
+from collections.abc import Callable, Generator
+from typing import Any, Literal, Optional
+
+import attrs
+import pytest
+
+import hookwrap as hw
+
+Log = list[Any]
+
+
+class Color(enum.Enum):
+    RED = "red"
+    GREEN = "green"
+
+
+@dataclasses.dataclass
+class Location:
+    city: str
+    country: str = "FR"
+
+
+@attrs.define
+class Window:
+    start: int
+    end: int = 10
+
+
+class Boom(Exception):
+    """An error raised on purpose by a tool."""
+
+
+def json_types(schema: dict[str, Any]) -> set[str]:
+    """The JSON types a (simple) schema admits, whether written as `type` or `anyOf`."""
+    if "type" in schema:
+        kind = schema["type"]
+        return {kind} if isinstance(kind, str) else set(kind)
+    found: set[str] = set()
+    for key in ("anyOf", "oneOf"):
+        for option in schema.get(key, ()):
+            found |= json_types(option)
+    return found
+
+
+def weather(city: str, unit: Literal["c", "f"] = "c") -> str:
+    """Get the weather for a city.
+
+    Uses the local forecast service.
+
+    Args:
+        city: The city to look up.
+        unit (str): Temperature unit, c or f.
+    """
+    return f"{city}: 20{unit}"
+
+
+# -- the Tool object -------------------------------------------------------------------------
+
+
+def test_bare_decorator_keeps_the_function_callable() -> None:
+    """`@hw.tool` gives a Tool that is called like the function and returns its result."""
+
+    @hw.tool
+    def add(a: int, b: int = 1) -> int:
+        """Add two numbers."""
+        return a + b
+
+    assert isinstance(add, hw.Tool)
+    assert add(2, 3) == 5
+    assert add(2) == 3
+    assert add(a=4, b=5) == 9
+    assert add.__name__ == "add"
+    assert add.__doc__ == "Add two numbers."
+    assert list(inspect.signature(add).parameters) == ["a", "b"]
+
+
+def test_configured_decorator_and_plain_call_keep_the_function_callable() -> None:
+    """`@hw.tool(use=[...])` and `hw.tool(fn)` both give callable Tools with the same result."""
+    seen: Log = []
+
+    @hw.before_tool
+    def guard(call: hw.ToolCall) -> None:
+        seen.append(dict(call.arguments))
+
+    @hw.tool(use=[guard])
+    def guarded(city: str, unit: Literal["c", "f"] = "c") -> str:
+        return weather(city, unit)
+
+    plain = hw.tool(weather)
+    assert isinstance(guarded, hw.Tool)
+    assert isinstance(plain, hw.Tool)
+    assert guarded("Paris", unit="f") == "Paris: 20f"
+    assert plain("Paris", "f") == "Paris: 20f"
+    assert plain(city="Oslo") == "Oslo: 20c"
+    assert seen == [{"city": "Paris", "unit": "f"}]
+
+
+# -- the spec ---------------------------------------------------------------------------------
+
+
+def test_spec_name_description_and_simple_schema() -> None:
+    """`.spec` is a ToolSpec: the function's name, the docstring's summary, an object schema
+    with typed properties, the Args descriptions, defaults and the required parameters."""
+    spec = hw.tool(weather).spec
+    assert isinstance(spec, hw.ToolSpec)
+    assert spec.name == "weather"
+    assert spec.description == "Get the weather for a city."
+    params = spec.parameters
+    assert params["type"] == "object"
+    assert set(params["properties"]) == {"city", "unit"}
+    assert set(params["required"]) == {"city"}
+    city = params["properties"]["city"]
+    assert json_types(city) == {"string"}
+    assert city["description"] == "The city to look up."
+    assert "default" not in city
+    unit = params["properties"]["unit"]
+    assert unit["enum"] == ["c", "f"]
+    assert unit["description"] == "Temperature unit, c or f."
+    assert unit["default"] == "c"
+
+
+def test_spec_schema_of_every_supported_type() -> None:
+    """Type hints map to JSON schema: str, int, float, bool, Literal → enum, Optional admits
+    null, list[int], dict[str, int], an Enum → its values, a dataclass and an attrs class →
+    objects with their required fields."""
+
+    @hw.tool
+    def everything(
+        name: str,
+        count: int,
+        ratio: float,
+        flag: bool,
+        ids: list[int],
+        weights: dict[str, int],
+        color: Color,
+        where: Location,
+        window: Window,
+        mode: Literal["fast", "slow"] = "fast",
+        note: Optional[str] = None,  # noqa: UP045 - the spelling under test
+        alias: str | None = None,
+    ) -> str:
+        """Use every type."""
+        return "ok"
+
+    props = everything.spec.parameters["properties"]
+    assert json_types(props["name"]) == {"string"}
+    assert json_types(props["count"]) == {"integer"}
+    assert json_types(props["ratio"]) == {"number"}
+    assert json_types(props["flag"]) == {"boolean"}
+    assert props["ids"]["type"] == "array"
+    assert json_types(props["ids"]["items"]) == {"integer"}
+    assert props["weights"]["type"] == "object"
+    assert json_types(props["weights"]["additionalProperties"]) == {"integer"}
+    assert props["color"]["enum"] == ["red", "green"]
+    assert props["mode"]["enum"] == ["fast", "slow"]
+    assert props["mode"]["default"] == "fast"
+    assert json_types(props["note"]) == {"string", "null"}
+    assert props["note"]["default"] is None
+    assert json_types(props["alias"]) == {"string", "null"}
+
+    where = props["where"]
+    assert where["type"] == "object"
+    assert set(where["properties"]) == {"city", "country"}
+    assert json_types(where["properties"]["city"]) == {"string"}
+    assert where["required"] == ["city"]
+
+    window = props["window"]
+    assert window["type"] == "object"
+    assert set(window["properties"]) == {"start", "end"}
+    assert json_types(window["properties"]["end"]) == {"integer"}
+    assert window["required"] == ["start"]
+
+    assert set(everything.spec.parameters["required"]) == {
+        "name",
+        "count",
+        "ratio",
+        "flag",
+        "ids",
+        "weights",
+        "color",
+        "where",
+        "window",
+    }
+
+
+def test_spec_description_of_a_multi_line_argument() -> None:
+    """A Google-style argument description continued on an indented line is one description;
+    sections after `Args:` do not leak into it."""
+
+    @hw.tool
+    def book(city: str, nights: int) -> str:
+        """Book a hotel.
+
+        Args:
+            city: The city where the hotel is,
+                as its English name.
+            nights: How many nights.
+
+        Returns:
+            A confirmation code.
+        """
+        return "ok"
+
+    props = book.spec.parameters["properties"]
+    assert props["city"]["description"] == "The city where the hotel is, as its English name."
+    assert props["nights"]["description"] == "How many nights."
+    assert book.spec.description == "Book a hotel."
+
+
+# -- before_tool ------------------------------------------------------------------------------
+
+
+def test_before_tool_rewrite_pipes_on_and_reaches_the_function() -> None:
+    """A ToolCall returned by before_tool is what later before_tool hooks and the function
+    receive."""
+    log: Log = []
+
+    @hw.before_tool(priority=10)
+    def normalise(call: hw.ToolCall) -> hw.ToolCall:
+        return call.replace(arguments={**call.arguments, "city": call.arguments["city"].title()})
+
+    @hw.before_tool(priority=5)
+    def prefer_f(call: hw.ToolCall) -> hw.ToolCall:
+        log.append(("prefer_f saw", dict(call.arguments)))
+        return call.replace(arguments={**call.arguments, "unit": "f"})
+
+    @hw.before_tool
+    def audit(call: hw.ToolCall) -> None:
+        log.append(("audit saw", dict(call.arguments)))
+
+    @hw.tool(use=[audit, prefer_f, normalise])
+    def get_weather(city: str, unit: Literal["c", "f"] = "c") -> str:
+        log.append(("function", city, unit))
+        return f"{city}:{unit}"
+
+    assert get_weather("paris") == "Paris:f"
+    assert log == [
+        ("prefer_f saw", {"city": "Paris"}),
+        ("audit saw", {"city": "Paris", "unit": "f"}),
+        ("function", "Paris", "f"),
+    ]
+
+
+def test_an_argument_rewrite_cannot_bypass_a_later_guard() -> None:
+    """A guard after a rewriting hook judges the rewritten arguments: rewriting into a
+    forbidden value is stopped, and the function never runs."""
+    log: Log = []
+
+    @hw.before_tool(priority=10)
+    def alias(call: hw.ToolCall) -> hw.ToolCall:
+        if call.arguments["path"] == "home":
+            return call.replace(arguments={"path": "/etc/passwd"})
+        return call
+
+    @hw.before_tool
+    def guard(call: hw.ToolCall) -> hw.Abort | None:
+        if call.arguments["path"].startswith("/etc"):
+            return hw.Abort(f"refused {call.arguments['path']}")
+        return None
+
+    @hw.tool(use=[guard, alias])
+    def read(path: str) -> str:
+        log.append(path)
+        return "content"
+
+    assert read("notes.txt") == "content"
+    with pytest.raises(hw.Aborted) as excinfo:
+        read("home")
+    assert excinfo.value.reason == "refused /etc/passwd"
+    with pytest.raises(hw.Aborted):
+        read.invoke(hw.ToolCall(id="c9", name="read", arguments={"path": "home"}))
+    assert log == ["notes.txt"]
+
+
+def test_skip_ends_the_stage_and_after_tool_still_runs() -> None:
+    """`Skip(result)`: later before_tool hooks, the wrap_tool onion and the function do not
+    run; after_tool sees `ok=True` with the skip result, which the caller gets."""
+    log: Log = []
+    outcomes: list[hw.ToolOutcome] = []
+
+    @hw.before_tool(priority=10)
+    def cached(call: hw.ToolCall) -> hw.Skip:
+        log.append("cached")
+        return hw.Skip({"temp": 21})
+
+    @hw.before_tool
+    def later(call: hw.ToolCall) -> None:
+        log.append("later before_tool")
+
+    @hw.wrap_tool
+    def around(call: hw.ToolCall, call_next: Callable[[hw.ToolCall], Any]) -> Any:
+        log.append("wrap_tool")
+        return call_next(call)
+
+    @hw.after_tool
+    def after(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
+        outcomes.append(outcome)
+
+    @hw.tool(use=[cached, later, around, after])
+    def forecast(city: str) -> dict[str, int]:
+        log.append("function")
+        return {"temp": 0}
+
+    assert forecast("Paris") == {"temp": 21}
+    assert log == ["cached"]
+    assert len(outcomes) == 1
+    assert outcomes[0].ok is True
+    assert outcomes[0].result == {"temp": 21}
+    assert outcomes[0].error is None
+
+
+def test_skip_result_can_be_replaced_by_after_tool() -> None:
+    """after_tool may replace a skip result like any other."""
+
+    @hw.before_tool
+    def skip(call: hw.ToolCall) -> hw.Skip:
+        return hw.Skip("skipped")
+
+    @hw.after_tool
+    def shout(call: hw.ToolCall, outcome: hw.ToolOutcome) -> str:
+        return str(outcome.result).upper()
+
+    @hw.tool(use=[skip, shout])
+    def task() -> str:
+        raise AssertionError("the function must not run")
+
+    assert task() == "SKIPPED"
+
+
+def test_abort_from_before_tool_raises_aborted_at_once() -> None:
+    """`Abort(reason)` from before_tool raises `hw.Aborted(reason)`: no later before_tool,
+    no function, no after_tool."""
+    log: Log = []
+
+    @hw.before_tool(priority=1)
+    def deny(call: hw.ToolCall) -> hw.Abort:
+        return hw.Abort("tool calls are disabled")
+
+    @hw.before_tool
+    def later(call: hw.ToolCall) -> None:
+        log.append("later")
+
+    @hw.after_tool
+    def after(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
+        log.append("after_tool")
+
+    @hw.tool(use=[deny, later, after])
+    def delete_all() -> str:
+        log.append("function")
+        return "deleted"
+
+    with pytest.raises(hw.Aborted) as excinfo:
+        delete_all()
+    assert excinfo.value.reason == "tool calls are disabled"
+    assert log == []
+
+
+# -- wrap_tool --------------------------------------------------------------------------------
+
+
+def test_wrap_tool_call_next_and_generator_forms_nest_first_outermost() -> None:
+    """A call_next hook and a generator hook form an onion, first listed outermost; each may
+    change the call going in and the result coming out."""
+    log: Log = []
+
+    @hw.wrap_tool
+    def outer(call: hw.ToolCall, call_next: Callable[[hw.ToolCall], Any]) -> Any:
+        log.append("outer in")
+        result = call_next(call)
+        log.append(("outer out", result))
+        return f"[{result}]"
+
+    @hw.wrap_tool
+    def inner(call: hw.ToolCall) -> Generator[hw.ToolCall, Any, Any]:
+        log.append("inner in")
+        result = yield call.replace(arguments={"word": call.arguments["word"] * 2})
+        log.append(("inner out", result))
+        return f"{result}!"
+
+    @hw.tool(use=[outer, inner])
+    def echo(word: str) -> str:
+        log.append(("function", word))
+        return word
+
+    assert echo("ab") == "[abab!]"
+    assert log == [
+        "outer in",
+        "inner in",
+        ("function", "abab"),
+        ("inner out", "abab"),
+        ("outer out", "abab!"),
+    ]
+
+
+def test_wrap_tool_generator_returning_nothing_keeps_the_result() -> None:
+    """A generator wrap_tool hook that returns nothing leaves the result as it came."""
+    log: Log = []
+
+    @hw.wrap_tool
+    def observe(call: hw.ToolCall) -> Generator[hw.ToolCall, Any, None]:
+        result = yield call
+        log.append(result)
+
+    @hw.tool(use=[observe])
+    def square(x: int) -> int:
+        return x * x
+
+    assert square(7) == 49
+    assert log == [49]
+
+
+def test_wrap_tool_generator_may_call_again_after_an_error() -> None:
+    """The inner error is thrown in at the `yield`; yielding again calls the tool again."""
+    attempts: Log = []
+
+    @hw.wrap_tool
+    def retry_once(call: hw.ToolCall) -> Generator[hw.ToolCall, Any, Any]:
+        try:
+            return (yield call)
+        except Boom:
+            return (yield call)
+
+    @hw.tool(use=[retry_once])
+    def flaky(x: int) -> int:
+        attempts.append(x)
+        if len(attempts) == 1:
+            raise Boom("first try fails")
+        return x + 1
+
+    assert flaky(1) == 2
+    assert attempts == [1, 1]
+
+
+# -- after_tool -------------------------------------------------------------------------------
+
+
+def test_after_tool_runs_in_reverse_order_and_pipes_replacements() -> None:
+    """after_tool hooks run in reverse of priority order; a returned value replaces the
+    result for the hooks after it and for the caller."""
+    log: Log = []
+
+    @hw.after_tool(priority=10)
+    def outermost(call: hw.ToolCall, outcome: hw.ToolOutcome) -> str:
+        log.append(("outermost", outcome.result))
+        return f"{outcome.result}-outer"
+
+    @hw.after_tool(priority=5)
+    def observer(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
+        log.append(("observer", outcome.result))
+
+    @hw.after_tool(priority=0)
+    def innermost(call: hw.ToolCall, outcome: hw.ToolOutcome) -> str:
+        log.append(("innermost", outcome.result))
+        return f"{outcome.result}-inner"
+
+    @hw.tool(use=[outermost, observer, innermost])
+    def value() -> str:
+        return "v"
+
+    assert value() == "v-inner-outer"
+    assert log == [
+        ("innermost", "v"),
+        ("observer", "v-inner"),
+        ("outermost", "v-inner"),
+    ]
+
+
+def test_after_tool_sees_the_error_and_it_propagates_when_not_replaced() -> None:
+    """When the function raises, after_tool sees `ok=False` with that error; with no
+    replacement the same exception object reaches the caller."""
+    boom = Boom("disk full")
+    outcomes: list[hw.ToolOutcome] = []
+
+    @hw.after_tool
+    def watch(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
+        outcomes.append(outcome)
+
+    @hw.tool(use=[watch])
+    def save(data: str) -> str:
+        raise boom
+
+    with pytest.raises(Boom) as excinfo:
+        save("x")
+    assert excinfo.value is boom
+    assert len(outcomes) == 1
+    assert outcomes[0].ok is False
+    assert outcomes[0].error is boom
+    assert outcomes[0].result is None
+
+
+def test_after_tool_replacement_recovers_from_an_error() -> None:
+    """An after_tool hook returning a value after a failure makes the call succeed with it;
+    the hooks after it see `ok=True`."""
+    boom = Boom("service down")
+    seen: list[tuple[bool, Any]] = []
+
+    @hw.after_tool(priority=10)
+    def later(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
+        seen.append((outcome.ok, outcome.result))
+
+    @hw.after_tool(priority=0)
+    def recover(call: hw.ToolCall, outcome: hw.ToolOutcome) -> str | None:
+        seen.append((outcome.ok, outcome.error))
+        return None if outcome.ok else "fallback"
+
+    @hw.tool(use=[later, recover])
+    def fetch() -> str:
+        raise boom
+
+    assert fetch() == "fallback"
+    assert seen == [(False, boom), (True, "fallback")]
+
+
+# -- async ------------------------------------------------------------------------------------
+
+
+def test_async_tool_with_async_hooks() -> None:
+    """An async tool runs async before_tool, async call_next wrap_tool, a generator
+    wrap_tool and async after_tool, in the same order as a sync tool."""
+    log: Log = []
+
+    @hw.before_tool
+    async def rewrite(call: hw.ToolCall) -> hw.ToolCall:
+        await asyncio.sleep(0)
+        log.append("before_tool")
+        return call.replace(arguments={"n": call.arguments["n"] + 1})
+
+    @hw.wrap_tool
+    async def outer(call: hw.ToolCall, call_next: Callable[[hw.ToolCall], Any]) -> Any:
+        log.append("outer in")
+        result = await call_next(call)
+        log.append("outer out")
+        return result * 10
+
+    @hw.wrap_tool
+    def inner(call: hw.ToolCall) -> Generator[hw.ToolCall, Any, Any]:
+        log.append("inner in")
+        result = yield call
+        log.append("inner out")
+        return result + 1
+
+    @hw.after_tool
+    async def after(call: hw.ToolCall, outcome: hw.ToolOutcome) -> Any:
+        await asyncio.sleep(0)
+        log.append(("after_tool", outcome.ok, outcome.result))
+        return outcome.result + 0.5
+
+    @hw.tool(use=[rewrite, outer, inner, after])
+    async def double(n: int) -> int:
+        await asyncio.sleep(0)
+        log.append(("function", n))
+        return 2 * n
+
+    assert asyncio.run(double(1)) == 50.5
+    assert log == [
+        "before_tool",
+        "outer in",
+        "inner in",
+        ("function", 2),
+        "inner out",
+        "outer out",
+        ("after_tool", True, 50),
+    ]
+
+
+def test_async_tool_skip_and_error() -> None:
+    """Async twins: Skip ends the stage with `ok=True`; an error reaches after_tool."""
+    outcomes: list[tuple[bool, Any]] = []
+    boom = Boom("async failure")
+
+    @hw.before_tool
+    async def skip_negative(call: hw.ToolCall) -> hw.Skip | None:
+        return hw.Skip(0) if call.arguments["n"] < 0 else None
+
+    @hw.after_tool
+    async def record(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
+        outcomes.append((outcome.ok, outcome.result if outcome.ok else outcome.error))
+
+    @hw.tool(use=[skip_negative, record])
+    async def check(n: int) -> int:
+        if n == 0:
+            raise boom
+        return n
+
+    assert asyncio.run(check(-5)) == 0
+    assert asyncio.run(check(3)) == 3
+    with pytest.raises(Boom) as excinfo:
+        asyncio.run(check(0))
+    assert excinfo.value is boom
+    assert outcomes == [(True, 0), (True, 3), (False, boom)]
+
+
+# -- invoke: JSON arguments -------------------------------------------------------------------
+
+
+def test_invoke_runs_a_model_call_with_json_arguments() -> None:
+    """`tool.invoke(ToolCall(...))` runs the call through the hooks and returns the result."""
+    calls: list[hw.ToolCall] = []
+
+    @hw.before_tool
+    def record(call: hw.ToolCall) -> None:
+        calls.append(call)
+
+    @hw.tool(use=[record])
+    def get_weather(city: str, unit: Literal["c", "f"] = "c") -> str:
+        return weather(city, unit)
+
+    call = hw.ToolCall(id="c1", name="get_weather", arguments={"city": "Paris", "unit": "f"})
+    assert get_weather.invoke(call) == "Paris: 20f"
+    assert [c.id for c in calls] == ["c1"]
+    assert dict(calls[0].arguments) == {"city": "Paris", "unit": "f"}
+
+
+def test_invoke_structures_json_into_parameter_types() -> None:
+    """JSON values become the annotated types: a dict → the dataclass or attrs class, an
+    enum value → the member, lists and dicts of ints, Optional, Literal."""
+    received: Log = []
+
+    @hw.tool
+    def plan(
+        where: Location,
+        color: Color,
+        window: Window,
+        ids: list[int],
+        weights: dict[str, int],
+        mode: Literal["fast", "slow"] = "fast",
+        note: Optional[str] = None,  # noqa: UP045 - the spelling under test
+    ) -> str:
+        received.extend([where, color, window, ids, weights, mode, note])
+        return "planned"
+
+    arguments = {
+        "where": {"city": "Paris"},
+        "color": "green",
+        "window": {"start": 3},
+        "ids": [1, 2],
+        "weights": {"a": 1},
+        "mode": "slow",
+        "note": None,
+    }
+    assert plan.invoke(hw.ToolCall(id="c2", name="plan", arguments=arguments)) == "planned"
+    where, color, window, ids, weights, mode, note = received
+    assert isinstance(where, Location)
+    assert where == Location("Paris", "FR")
+    assert color is Color.GREEN
+    assert isinstance(window, Window)
+    assert window == Window(3, 10)
+    assert ids == [1, 2]
+    assert weights == {"a": 1}
+    assert mode == "slow"
+    assert note is None
+
+
+def test_invoke_async_tool() -> None:
+    """`await tool.ainvoke(call)` structures arguments and awaits an async tool."""
+
+    @hw.tool
+    async def paint(color: Color) -> str:
+        await asyncio.sleep(0)
+        return color.name
+
+    call = hw.ToolCall(id="c3", name="paint", arguments={"color": "red"})
+    assert asyncio.run(paint.ainvoke(call)) == "RED"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"where": "Paris", "color": "red", "days": 1}, "where"),  # wrong type
+        ({"where": {"city": "Paris"}, "color": "purple", "days": 1}, "color"),  # not a member
+        ({"where": {"city": "Paris"}, "color": "red", "days": "many"}, "days"),  # not an int
+        ({"where": {"city": "Paris"}, "color": "red", "days": 1, "unit": "k"}, "unit"),
+        ({"where": {"city": "Paris"}, "color": "red"}, "days"),  # missing
+        ({"where": {"city": "Paris"}, "color": "red", "days": 1, "planet": "Mars"}, "planet"),
+    ],
+)
+def test_a_bad_argument_is_a_tool_argument_error_naming_it(
+    arguments: dict[str, Any], named: str
+) -> None:
+    """A wrong type, a missing or an unknown argument raises hw.ToolArgumentError whose
+    message names the argument; the function is not called."""
+    ran: Log = []
+
+    @hw.tool
+    def trip(where: Location, color: Color, days: int, unit: Literal["c", "f"] = "c") -> str:
+        ran.append(True)
+        return "ok"
+
+    with pytest.raises(hw.ToolArgumentError) as excinfo:
+        trip.invoke(hw.ToolCall(id="bad", name="trip", arguments=arguments))
+    assert re.search(rf"\b{named}\b", str(excinfo.value)), str(excinfo.value)
+    assert ran == []
