@@ -78,6 +78,10 @@ class Adapter:
         """A `ModelResponse` from what a hook returned or `Respond`ed with."""
         raise NotImplementedError
 
+    def respond_chunks(self, response: ModelResponse, request: ModelRequest) -> list[Chunk]:
+        """The chunks standing for a `Respond`ed answer in a streamed call."""
+        return [Chunk("text", response.text)] if response.text else []
+
     def stream_result(self, stream: Any, call: Call | None) -> Any:
         """What the caller gets for a stream (`stream` is hookwrap's native iterator)."""
         return stream

@@ -244,18 +244,19 @@ class ModelEngine(_Shared):
         response = self.adapter.coerce(value, None)
         if not request.stream:
             return response
-        return iter([Chunk("text", response.text)] if response.text else [])
+        return iter(self.adapter.respond_chunks(response, request))
 
     async def _aresponded(self, value: Any, request: ModelRequest) -> Any:
         response = self.adapter.coerce(value, None)
         if not request.stream:
             return response
+        chunks = self.adapter.respond_chunks(response, request)
 
-        async def chunks() -> AsyncIterator[Chunk]:
-            if response.text:
-                yield Chunk("text", response.text)
+        async def stream() -> AsyncIterator[Chunk]:
+            for chunk in chunks:
+                yield chunk
 
-        return chunks()
+        return stream()
 
     # -- sync -----------------------------------------------------------------------------
 

@@ -1,0 +1,517 @@
+"""OpenAI and Anthropic clients: hooks around each model call, once per logical call.
+
+Both SDKs send every request through `client.request(cast_to, options, stream=,
+stream_cls=)`, which retries as configured and then hands the final HTTP response to
+`client._process_response(...)`. hookwrap puts its own `request` on a copy of the client
+(or on the SDK's base classes, for `hw.patch`): hooks see the JSON body going out and the
+JSON or SSE events coming back, and the SDK builds its native objects from what the hooks
+left. So every entry point (`create`, `parse`, the `stream()` helpers, `with_raw_response`,
+`with_streaming_response`) keeps returning exactly what it always returns, and the SDK's
+own retries stay inside one hooked call.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
+from typing import Any, cast
+
+import wrapt
+
+from .._adapter import Adapter, Call
+from .._convert import message_from
+from .._engine import ModelEngine
+from .._stack import Chain
+from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
+from ._wire import Event, Wire, parse_sse
+
+__all__ = ["ApiClientAdapter", "ClientProxy", "Layer", "hook_client", "process_hooked"]
+
+# Set while hookwrap itself calls the SDK's `request`: `_process_response` then hands back
+# the HTTP response instead of parsing it, so the hooks can read and rewrite it first.
+_capture: ContextVar[bool] = ContextVar("hookwrap_capture", default=False)
+
+
+class Exchange:
+    """One model call's native side: the client, its wire, and what came back."""
+
+    __slots__ = ("capture", "client", "http", "template", "wire")
+
+    def __init__(self, client: Any, wire: Wire, capture: bool) -> None:
+        self.client = client
+        self.wire = wire
+        self.capture = capture  # an outer layer wants the HTTP response, not SDK objects
+        self.http: Any = None
+        self.template: Event | None = None
+
+
+def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
+    """The wire of a model call, or None for every other request (listing models, files)."""
+    if options.method != "post" or not isinstance(options.json_data, Mapping):
+        return None
+    path: str = options.url.partition("?")[0]
+    for wire in wires:
+        if path.endswith(wire.path):
+            return wire
+    return None
+
+
+def process_hooked(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`_process_response` that yields the raw HTTP response to hookwrap's own calls."""
+    if inspect.iscoroutinefunction(original):
+
+        async def aprocess(self: Any, **kwargs: Any) -> Any:
+            if _capture.get():
+                return kwargs["response"]
+            return await original(self, **kwargs)
+
+        aprocess.__hookwrap_original__ = original  # type: ignore[attr-defined]
+        return aprocess
+
+    def process(self: Any, **kwargs: Any) -> Any:
+        if _capture.get():
+            return kwargs["response"]
+        return original(self, **kwargs)
+
+    process.__hookwrap_original__ = original  # type: ignore[attr-defined]
+    return process
+
+
+def _http_module(client: Any) -> Any:
+    """`httpx2` or `httpx`: whichever the client's HTTP client comes from."""
+    return sys.modules[type(client._client).__module__.partition(".")[0]]
+
+
+_STREAMS: dict[tuple[str, bool], type] = {}
+
+
+def _byte_stream(module: Any, is_async: bool) -> type:
+    """A byte stream class of `module` that encodes events and closes their source."""
+    key = (module.__name__, is_async)
+    found = _STREAMS.get(key)
+    if found is not None:
+        return found
+    if is_async:
+
+        class AsyncEvents(module.AsyncByteStream):  # type: ignore[misc]
+            def __init__(self, source: Any) -> None:
+                self.source = source
+
+            async def __aiter__(self) -> AsyncIterator[bytes]:
+                async for item in self.source:
+                    yield _encode(item)
+
+            async def aclose(self) -> None:
+                await self.source.aclose()
+
+        found = AsyncEvents
+    else:
+
+        class Events(module.SyncByteStream):  # type: ignore[misc]
+            def __init__(self, source: Any) -> None:
+                self.source = source
+
+            def __iter__(self) -> Iterator[bytes]:
+                for item in self.source:
+                    yield _encode(item)
+
+            def close(self) -> None:
+                self.source.close()
+
+        found = Events
+    _STREAMS[key] = found
+    return found
+
+
+def _encode(item: Event | list[Event]) -> bytes:
+    if isinstance(item, list):
+        return b"".join(event.encode() for event in item)
+    return item.encode()
+
+
+_DROPPED_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
+
+
+class ApiClientAdapter(Adapter):
+    """Neutral views of a client call's JSON; the way back is the SDK's own parsing."""
+
+    __slots__ = ("is_async",)
+
+    def __init__(self, is_async: bool) -> None:
+        self.is_async = is_async
+
+    # -- the request ------------------------------------------------------------------------
+
+    def request(self, call: Call) -> ModelRequest:
+        ex: Exchange = call.args[2]
+        request = ex.wire.request(call.args[1].json_data).replace(raw=call)
+        call.request = request
+        return request
+
+    def _send_options(self, request: ModelRequest, call: Call) -> Any:
+        options = call.args[1]
+        if request is call.request:
+            return options
+        ex: Exchange = call.args[2]
+        options = options.model_copy()
+        options.json_data = ex.wire.write_request(request, options.json_data)
+        return options
+
+    def invoke(self, request: ModelRequest) -> Any:
+        call: Call = request.raw
+        if self.is_async:
+            return self._ainvoke(request, call)
+        options = self._send_options(request, call)
+        token = _capture.set(True)
+        try:
+            http = call.fn(call.args[0], options, **call.kwargs)
+        finally:
+            _capture.reset(token)
+        call.args[2].http = http
+        if call.kwargs["stream"]:
+            return _events(http)
+        http.read()  # `with_streaming_response` leaves the body unread; hooks need it
+        return http
+
+    async def _ainvoke(self, request: ModelRequest, call: Call) -> Any:
+        options = self._send_options(request, call)
+        token = _capture.set(True)
+        try:
+            http = await call.fn(call.args[0], options, **call.kwargs)
+        finally:
+            _capture.reset(token)
+        call.args[2].http = http
+        if call.kwargs["stream"]:
+            return _aevents(http)
+        await http.aread()
+        return http
+
+    # -- the answer -------------------------------------------------------------------------
+
+    def response(self, native: Any, call: Call | None) -> ModelResponse:
+        assert call is not None
+        ex: Exchange = call.args[2]
+        response = ex.wire.response(native.json())
+        call.response = response
+        call.result = native
+        return response
+
+    def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
+        assert call is not None
+        ex: Exchange = call.args[2]
+        wire = ex.wire
+        try:
+            for event in native:
+                if ex.template is None:
+                    ex.template = event
+                yield wire.chunk(event)
+        finally:
+            native.close()
+
+    async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+        assert call is not None
+        ex: Exchange = call.args[2]
+        wire = ex.wire
+        try:
+            async for event in native:
+                if ex.template is None:
+                    ex.template = event
+                yield wire.chunk(event)
+        finally:
+            await native.aclose()
+
+    def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
+        assert call is not None
+        ex: Exchange = call.args[2]
+        raw = chunk.raw
+        if raw.__class__ is Event and ex.wire.chunk(raw) == chunk:
+            return raw
+        events = ex.wire.write_chunk(chunk, ex.template)
+        return events or DROP
+
+    def respond_chunks(self, response: ModelResponse, request: ModelRequest) -> list[Chunk]:
+        ex: Exchange = request.raw.args[2]
+        chunks = [ex.wire.chunk(event) for event in ex.wire.stream_events(response)]
+        if chunks:
+            ex.template = chunks[0].raw
+        return chunks
+
+    def coerce(self, value: Any, call: Call | None) -> ModelResponse:
+        if isinstance(value, ModelResponse):
+            return value
+        if isinstance(value, str):
+            made: ModelResponse = new_response(
+                new_message("assistant", value), None, None, None, None
+            )
+            return made
+        if isinstance(value, Message):
+            return ModelResponse(value)
+        if isinstance(value, Mapping):
+            item: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+            return ModelResponse(message_from({"role": "assistant", **item}))
+        raise TypeError(
+            f"a model call of an SDK client answers with a ModelResponse, Message, str or "
+            f"dict (got {type(value).__name__}: {value!r})"
+        )
+
+    # -- back to the SDK --------------------------------------------------------------------
+
+    def native(self, response: ModelResponse, call: Call | None) -> Any:
+        assert call is not None
+        ex: Exchange = call.args[2]
+        stream = call.kwargs["stream"]
+        if response is call.response:
+            http = call.result
+        elif stream:  # a wrap hook answered a streamed call with a whole response
+            http = self._stream_http(iter(ex.wire.stream_events(response)), call)
+        else:
+            raw: Any = response.raw
+            base = cast("Mapping[str, Any] | None", raw if isinstance(raw, Mapping) else None)
+            data = ex.wire.write_response(response, base)
+            http = self._http(call, content=json.dumps(data).encode())
+        return self._process(http, call)
+
+    def stream_result(self, stream: Any, call: Call | None) -> Any:
+        assert call is not None
+        return self._process(self._stream_http(stream, call), call)
+
+    def _stream_http(self, source: Any, call: Call) -> Any:
+        if self.is_async and not hasattr(source, "__anext__"):
+            source = _async_of(source)
+        module = _http_module(call.args[2].client)
+        return self._http(call, stream=_byte_stream(module, self.is_async)(source))
+
+    def _http(self, call: Call, **body: Any) -> Any:
+        """An HTTP response carrying what the hooks left, shaped like the one received."""
+        ex: Exchange = call.args[2]
+        module = _http_module(ex.client)
+        original = ex.http
+        if original is None:  # answered by a hook: no HTTP exchange happened
+            request = ex.client._build_request(call.args[1])
+            headers: Any = {"content-type": "application/json"}
+            if "stream" in body:
+                headers = {"content-type": "text/event-stream"}
+            status = 200
+        else:
+            request = original.request
+            headers = [
+                (k, v) for k, v in original.headers.items() if k.lower() not in _DROPPED_HEADERS
+            ]
+            status = original.status_code
+        return module.Response(status, headers=headers, request=request, **body)
+
+    def _process(self, http: Any, call: Call) -> Any:
+        ex: Exchange = call.args[2]
+        if ex.capture:
+            return http
+        process = _original_process(ex.client)
+        return process(
+            ex.client,
+            cast_to=call.args[0],
+            options=call.args[1],
+            response=http,
+            stream=call.kwargs["stream"],
+            stream_cls=call.kwargs["stream_cls"],
+        )
+
+
+async def _async_of(items: Iterator[Any]) -> AsyncIterator[Any]:
+    for item in items:
+        yield item
+
+
+def _original_process(client: Any) -> Callable[..., Any]:
+    found: Any = client.__class__._process_response
+    return getattr(found, "__hookwrap_original__", found)  # type: ignore[no-any-return]
+
+
+def _events(http: Any) -> Iterator[Event]:
+    try:
+        yield from parse_sse(http.iter_lines())
+    finally:
+        http.close()
+
+
+async def _aevents(http: Any) -> AsyncIterator[Event]:
+    try:
+        lines: list[str] = []
+        async for line in http.aiter_lines():
+            if line:
+                lines.append(line)
+                continue
+            for event in parse_sse([*lines, ""]):
+                yield event
+            lines = []
+        for event in parse_sse(lines):
+            yield event
+    finally:
+        await http.aclose()
+
+
+# -- installing the hooks ---------------------------------------------------------------------
+
+
+class Layer:
+    """One stack of hooks around a client's model calls: its engines, built once."""
+
+    __slots__ = ("async_engine", "chain", "sync_engine", "what", "wires")
+
+    def __init__(self, chain: Chain, wires: Sequence[Wire], what: str) -> None:
+        self.chain = chain
+        self.wires = tuple(wires)
+        self.what = what
+        self.sync_engine: ModelEngine | None = None
+        self.async_engine: ModelEngine | None = None
+
+    def engine(self, is_async: bool) -> ModelEngine:
+        """Built on first use: a stack of async hooks is refused only by sync clients."""
+        engine = self.async_engine if is_async else self.sync_engine
+        if engine is None:
+            engine = ModelEngine(ApiClientAdapter(is_async), self.chain, is_async, self.what)
+            if is_async:
+                self.async_engine = engine
+            else:
+                self.sync_engine = engine
+        return engine
+
+    def call(
+        self,
+        client: Any,
+        inner: Callable[..., Any],
+        cast_to: Any,
+        options: Any,
+        stream: bool = False,
+        stream_cls: Any = None,
+    ) -> Any:
+        """One `request` of a sync client through this layer; `inner` sends it."""
+        wire = wire_for(self.wires, options)
+        if wire is None:
+            return inner(cast_to, options, stream=stream, stream_cls=stream_cls)
+        engine = self.sync_engine or self.engine(False)
+        ex = Exchange(client, wire, _capture.get())
+        token = _capture.set(False)  # calls made by hooks get SDK objects as usual
+        try:
+            return engine.call(
+                inner, None, (cast_to, options, ex), {"stream": stream, "stream_cls": stream_cls}
+            )
+        finally:
+            _capture.reset(token)
+
+    async def acall(
+        self,
+        client: Any,
+        inner: Callable[..., Any],
+        cast_to: Any,
+        options: Any,
+        stream: bool = False,
+        stream_cls: Any = None,
+    ) -> Any:
+        """`call` for async clients."""
+        wire = wire_for(self.wires, options)
+        if wire is None:
+            return await inner(cast_to, options, stream=stream, stream_cls=stream_cls)
+        engine = self.async_engine or self.engine(True)
+        ex = Exchange(client, wire, _capture.get())
+        token = _capture.set(False)
+        try:
+            result = await engine.acall(
+                inner, None, (cast_to, options, ex), {"stream": stream, "stream_cls": stream_cls}
+            )
+        finally:
+            _capture.reset(token)
+        # the async SDK parses in a coroutine, awaited here, outside the hooks
+        return await result if inspect.isawaitable(result) else result
+
+
+def hook_client(client: Any, layers: Sequence[Layer]) -> Any:
+    """Put `layers` (innermost first) on `client`, a copy hookwrap owns."""
+    cls: Any = client.__class__
+    is_async = inspect.iscoroutinefunction(cls.request)
+    request = client.request
+    for layer in layers:
+        layer.engine(is_async)  # refuse hooks this client cannot run now, not at the first call
+        request = functools.partial(layer.acall if is_async else layer.call, client, request)
+    client.request = request
+    process: Any = cls._process_response
+    if not hasattr(process, "__hookwrap_original__"):
+        client._process_response = process_hooked(process).__get__(client)
+    return client
+
+
+class ClientProxy(wrapt.ObjectProxy[Any]):
+    """What `hw.wrap(client)` returns: the client (a hooked copy of it), `isinstance` and
+    every attribute intact; `copy()` and `with_options()` keep the hooks."""
+
+    def __init__(self, hooked: Any, layers: Sequence[Layer]) -> None:
+        super().__init__(hooked)
+        self._self_layers = tuple(layers)
+        self._self_chain = layers[-1].chain
+
+    def copy(self, *args: Any, **kwargs: Any) -> Any:
+        fresh = self.__wrapped__.copy(*args, **kwargs)
+        return ClientProxy(hook_client(fresh, self._self_layers), self._self_layers)
+
+    with_options = copy
+
+    def __repr__(self) -> str:
+        return f"<hookwrap client {self.__wrapped__!r}>"
+
+
+def wrap_client(client: Any, chain: Chain, wires: Sequence[Wire], what: str) -> ClientProxy:
+    """`hw.wrap` of an OpenAI or Anthropic client; of a wrapped one, a layer outside."""
+    layers: tuple[Layer, ...] = ()
+    if isinstance(client, ClientProxy):
+        layers = client._self_layers  # pyright: ignore[reportPrivateUsage]
+        client = client.__wrapped__
+    layers = (*layers, Layer(chain, wires, what))
+    return ClientProxy(hook_client(client.copy(), layers), layers)
+
+
+# -- hw.patch -------------------------------------------------------------------------------
+
+_PATCHED = ("request", "_process_response")
+
+
+def patch_classes(sync_cls: type, async_cls: type, layer: Layer) -> None:
+    """Hook every client of an SDK, made before or after: its base classes' `request`."""
+    for cls in (sync_cls, async_cls):
+        if "__hookwrap_saved__" in cls.__dict__:
+            raise AssertionError(f"{cls.__qualname__} is patched already")
+    layer.engine(True)  # refuse, now, hooks that cannot run
+    sync_original = sync_cls.__dict__["request"]
+    async_original = async_cls.__dict__["request"]
+
+    def request(
+        self: Any, cast_to: Any, options: Any, *, stream: bool = False, stream_cls: Any = None
+    ) -> Any:
+        inner = sync_original.__get__(self)
+        return layer.call(self, inner, cast_to, options, stream, stream_cls)
+
+    async def arequest(
+        self: Any, cast_to: Any, options: Any, *, stream: bool = False, stream_cls: Any = None
+    ) -> Any:
+        inner = async_original.__get__(self)
+        return await layer.acall(self, inner, cast_to, options, stream, stream_cls)
+
+    hooks: tuple[tuple[type, Any], ...] = ((sync_cls, request), (async_cls, arequest))
+    for cls, hooked in hooks:
+        saved = {name: cls.__dict__[name] for name in _PATCHED}
+        setattr(hooked, "__wrapped__", saved["request"])  # noqa: B010
+        cls.request = hooked  # type: ignore[attr-defined]
+        cls._process_response = process_hooked(saved["_process_response"])  # type: ignore[attr-defined]
+        cls.__hookwrap_saved__ = saved  # type: ignore[attr-defined]
+
+
+def unpatch_classes(*classes: type) -> None:
+    """Put back exactly what `patch_classes` replaced."""
+    for cls in classes:
+        saved = cls.__dict__.get("__hookwrap_saved__")
+        if saved is None:
+            continue
+        for name, value in saved.items():
+            setattr(cls, name, value)
+        del cls.__hookwrap_saved__  # type: ignore[attr-defined]

@@ -1,0 +1,127 @@
+"""Wire formats: one provider API's JSON bodies and stream events, mapped to neutral types.
+
+SDK adapters intercept a client after it has built the JSON body and before it parses the
+HTTP response, so a `Wire` works on plain dicts; the SDK itself turns what hooks changed
+back into its own objects. The fake provider in `hookwrap.testing` speaks the same wires.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from .._types import Chunk, ModelRequest, ModelResponse
+
+__all__ = ["Event", "Wire", "encode_sse", "parse_sse"]
+
+
+class Event:
+    """One stream event: its SSE `event:` name (or None), its JSON `data`, and the bytes it
+    arrived as (None for an event hookwrap built), so an unchanged event is passed on as is.
+
+    `data` is a dict, or a str for non-JSON payloads such as OpenAI's `[DONE]`.
+    """
+
+    __slots__ = ("data", "event", "raw")
+
+    def __init__(self, event: str | None, data: Any, raw: bytes | None = None) -> None:
+        self.event = event
+        self.data = data
+        self.raw = raw
+
+    def encode(self) -> bytes:
+        if self.raw is not None:
+            return self.raw
+        return encode_sse(self.event, self.data)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Event):
+            return NotImplemented
+        return self.event == other.event and self.data == other.data
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Event({self.event!r}, {self.data!r})"
+
+
+def encode_sse(event: str | None, data: Any) -> bytes:
+    payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {payload}\n\n".encode()
+
+
+def parse_sse(lines: Iterable[bytes | str]) -> Iterator[Event]:
+    """Events from the lines of an SSE body (line endings stripped or not), raw bytes kept."""
+    event: str | None = None
+    data: list[str] = []
+    raw: list[bytes] = []
+    for line in lines:
+        text = (line if isinstance(line, str) else line.decode()).rstrip("\r\n")
+        if not text:
+            if data or event:
+                yield _event(event, data, raw)
+            event, data, raw = None, [], []
+            continue
+        raw.append(text.encode() + b"\n")
+        if text.startswith(":"):
+            continue
+        field, _, value = text.partition(":")
+        value = value.removeprefix(" ")
+        if field == "event":
+            event = value
+        elif field == "data":
+            data.append(value)
+    if data or event:
+        yield _event(event, data, raw)
+
+
+def _event(event: str | None, data: list[str], raw: list[bytes]) -> Event:
+    payload = "\n".join(data)
+    try:
+        parsed: Any = json.loads(payload) if payload else None
+    except ValueError:
+        parsed = payload
+    return Event(event, parsed, b"".join(raw) + b"\n")
+
+
+class Wire:
+    """One API format. Every method is pure: dicts in, dicts out, never mutating inputs."""
+
+    __slots__ = ()
+
+    #: the URL path suffix that identifies this API's model calls (e.g. "/chat/completions")
+    path: str = ""
+
+    def request(self, body: Mapping[str, Any]) -> ModelRequest:
+        """The neutral request for a JSON body (`raw` left unset)."""
+        raise NotImplementedError
+
+    def write_request(self, request: ModelRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+        """A new body: `body` with the neutral fields of `request` written in, others kept."""
+        raise NotImplementedError
+
+    def response(self, data: Mapping[str, Any]) -> ModelResponse:
+        """The neutral response for a JSON response body (`raw` set to `data`)."""
+        raise NotImplementedError
+
+    def write_response(
+        self, response: ModelResponse, data: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        """A JSON response body: `data` with `response` written in, or a complete new one."""
+        raise NotImplementedError
+
+    def chunk(self, event: Event) -> Chunk:
+        """Exactly one neutral chunk per event (`custom` for events with nothing neutral in
+        them, named after the event); `raw` set to `event`."""
+        raise NotImplementedError
+
+    def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:
+        """The events carrying a changed or new chunk; `template` is the stream's first
+        event (ids, model) when there was one."""
+        raise NotImplementedError
+
+    def stream_events(self, response: ModelResponse) -> list[Event]:
+        """A complete, well-formed stream standing for `response`."""
+        raise NotImplementedError
