@@ -51,14 +51,24 @@ class _Replace:
 def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
     """A fast constructor of a frozen class taking `names` positionally.
 
-    It skips converters and validators and leaves other fields unset (read as their
-    defaults): for values hookwrap builds per call or per chunk, already of the right types.
+    It skips converters and validators (for values hookwrap builds per call or per chunk,
+    already of the right types) and sets every other field to its default: an unset slot
+    would cost an exception on each read.
     """
     namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
     body: list[str] = []
-    for name in names:
+    for field in attrs.fields(cls):
+        name = field.name
         namespace[f"_set_{name}"] = cls.__dict__[name].__set__
-        body.append(f"    _set_{name}(obj, {name})\n")
+        if name in names:
+            value = name
+        elif isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+            namespace[f"_make_{name}"] = field.default.factory  # type: ignore[union-attr]
+            value = f"_make_{name}()"
+        else:
+            namespace[f"_default_{name}"] = field.default
+            value = f"_default_{name}"
+        body.append(f"    _set_{name}(obj, {value})\n")
     source = f"def make({', '.join(names)}):\n    obj = _new(_cls)\n{''.join(body)}    return obj\n"
     exec(compile(source, f"<hookwrap maker {cls.__name__}>", "exec"), namespace)
     return namespace["make"]  # type: ignore[no-any-return]
