@@ -53,6 +53,8 @@ from ._types import ToolCall
 from ._types import ToolOutcome
 from ._types import ToolSpec
 from ._types import Usage
+from ._patch import patch
+from ._patch import unpatch
 from ._wrap import Tool
 from ._wrap import model
 from ._wrap import tool
@@ -104,8 +106,10 @@ __all__ = [
     "on_iteration",
     "on_start",
     "on_usage",
+    "patch",
     "run",
     "tool",
+    "unpatch",
     "wrap",
     "wrap_model",
     "wrap_tool",

@@ -111,7 +111,7 @@ def assemble(chunks: list[Chunk], model: str | None = None) -> ModelResponse:
         kind = c.kind
         if kind == "text":
             text.append(c.text)
-            continue
+        # providers also put usage and the finish reason on text chunks (Gemini does)
         if c.usage is not None:
             usages.append(c.usage)
         if c.finish_reason:
@@ -121,7 +121,7 @@ def assemble(chunks: list[Chunk], model: str | None = None) -> ModelResponse:
             entry = calls.setdefault(key, [c.tool_name or "", []])
             if c.tool_name and not entry[0]:
                 entry[0] = c.tool_name
-            if kind == "tool_call_args":
+            if c.text:  # a start may carry the first fragment, or (Gemini) all of them
                 entry[1].append(c.text)
     tool_calls = tuple(
         tool_call_from({"id": key, "name": name, "arguments": "".join(parts)})

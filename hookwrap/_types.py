@@ -63,7 +63,7 @@ def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
         if name in names:
             value = name
         elif isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
-            namespace[f"_make_{name}"] = field.default.factory  # type: ignore[union-attr]
+            namespace[f"_make_{name}"] = field.default.factory
             value = f"_make_{name}()"
         else:
             namespace[f"_default_{name}"] = field.default
@@ -256,7 +256,8 @@ class Chunk(_Replace):
     """One piece of a streamed answer.
 
     ``text`` and ``reasoning`` chunks carry `text`; tool-call chunks carry `tool_call_id`,
-    `tool_name` and (for ``tool_call_args``) a fragment of the JSON arguments in `text`;
+    `tool_name` and a fragment of the JSON arguments in `text` (``tool_call_args``, and a
+    ``tool_call_start`` whose provider sends the first fragment, or all, with the name);
     ``usage`` carries `usage`, ``finish`` a `finish_reason`, ``custom`` a `name` and `value`.
     """
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
@@ -193,11 +195,37 @@ def tool(
     return apply if fn is None else apply(fn)
 
 
-def wrap(target: Callable[P, R], /, *, use: Use = ()) -> Callable[P, R]:
-    """Wrap any supported target: a plain model function (SDK clients come with adapters).
+T = TypeVar("T")
 
-    Wrapping an already wrapped target adds the new hooks outside the old ones.
+# SDK module -> hookwrap adapter that wraps its clients (imported only if the SDK is)
+_CLIENT_ADAPTERS = (("openai", "openai"), ("anthropic", "anthropic"), ("google.genai", "google"))
+
+
+def _client_adapter(target: Any) -> Any:
+    for sdk, name in _CLIENT_ADAPTERS:
+        if sdk in sys.modules:
+            adapter = importlib.import_module(f"hookwrap.adapters.{name}")
+            if adapter.is_client(target):
+                return adapter
+    return None
+
+
+def wrap(target: T, /, *, use: Use = ()) -> T:
+    """Wrap any supported target: an SDK client (OpenAI, Anthropic, Google GenAI), a tool,
+    or a model function or method.
+
+    A client comes back as a proxy of a hooked copy: the original is left untouched,
+    `isinstance` holds and every call, streamed or not, goes through the hooks. Wrapping
+    an already wrapped target adds the new hooks outside the old ones.
     """
     if isinstance(target, Tool):
-        return cast("Callable[P, R]", tool(cast("Tool[P, R]", target), use=use))
-    return model(target, use=use)
+        return cast("T", tool(cast("Tool[..., Any]", target), use=use))
+    adapter = _client_adapter(target)
+    if adapter is not None:
+        return cast("T", adapter.wrap(target, Chain(flatten(use))))
+    if not callable(target):
+        raise TypeError(
+            "hw.wrap expects an SDK client (OpenAI, Anthropic, Google GenAI), a tool or a "
+            f"model callable (got {type(target).__name__}: {target!r})"
+        )
+    return cast("T", model(target, use=use))

@@ -21,6 +21,26 @@ EXPECTED: dict[str, list[str]] = {
         "aborted: city 'Atlantis' is not allowed",  # tool guard
         "before_model  1     add_system_prompt",  # explain table
     ],
+    "openai_guard.py": [
+        "answer: The staging key is [redacted].",  # after_model redaction
+        "sent to the model: ['system', 'user']",  # before_model system prompt, on the wire
+        "streamed: Deploys run at noon; key [redacted].",  # on_chunk redaction
+        "[usage] 9 in, 11 out",  # on_usage from the stream
+        "refused: I can't help with passwords.",  # Respond short-circuit
+        "requests sent for it: 0",
+    ],
+    "anthropic_stream.py": [
+        "final text: hello from a very loud model",  # on_chunk through messages.stream()
+        "[after_model] the caller received 28 characters",
+        "first piece only: one",
+        "[on_abort] closed by consumer",  # early exit
+        "streams the provider saw closed early: 1",
+    ],
+    "patch_everything.py": [
+        "answer: You said: ping [audited]",
+        "audited calls: ['gpt-4o-mini: ping', 'claude-haiku-4-5: ping']",
+        "after unpatch: You said: after unpatch",
+    ],
 }
 
 

@@ -81,16 +81,34 @@ def process_hooked(original: Callable[..., Any]) -> Callable[..., Any]:
     return process
 
 
+_MODULES: dict[type, Any] = {}
+
+
 def _http_module(client: Any) -> Any:
-    """`httpx2` or `httpx`: whichever the client's HTTP client comes from."""
-    return sys.modules[type(client._client).__module__.partition(".")[0]]
+    """`httpx2` or `httpx`: whichever the client's HTTP client is built on."""
+    cls: type = client._client.__class__
+    found = _MODULES.get(cls)
+    if found is None:
+        for base in cls.__mro__:
+            top = base.__module__.partition(".")[0]
+            if top in ("httpx2", "httpx"):
+                found = _MODULES[cls] = sys.modules[top]
+                break
+        else:
+            raise TypeError(f"{cls.__qualname__} is not an httpx client")
+    return found
 
 
 _STREAMS: dict[tuple[str, bool], type] = {}
 
 
 def _byte_stream(module: Any, is_async: bool) -> type:
-    """A byte stream class of `module` that encodes events and closes their source."""
+    """A byte stream class of `module` that encodes events and closes their source.
+
+    The SDKs stop reading at a stream's last event and close the response; so before that
+    event is handed over, the source is run to its end, and the call ends as finished
+    (`after_model`, `on_finish`) rather than closed by the consumer.
+    """
     key = (module.__name__, is_async)
     found = _STREAMS.get(key)
     if found is not None:
@@ -98,12 +116,19 @@ def _byte_stream(module: Any, is_async: bool) -> type:
     if is_async:
 
         class AsyncEvents(module.AsyncByteStream):  # type: ignore[misc]
-            def __init__(self, source: Any) -> None:
+            def __init__(self, source: Any, wire: Wire) -> None:
                 self.source = source
+                self.encode = _encoder(wire)
+                self.is_last = wire.is_last
 
             async def __aiter__(self) -> AsyncIterator[bytes]:
+                encode = self.encode
                 async for item in self.source:
-                    yield _encode(item)
+                    if _last(item, self.is_last):
+                        rest = [encode(more) async for more in self.source]
+                        yield b"".join((encode(item), *rest))
+                        return
+                    yield encode(item)
 
             async def aclose(self) -> None:
                 await self.source.aclose()
@@ -112,12 +137,18 @@ def _byte_stream(module: Any, is_async: bool) -> type:
     else:
 
         class Events(module.SyncByteStream):  # type: ignore[misc]
-            def __init__(self, source: Any) -> None:
+            def __init__(self, source: Any, wire: Wire) -> None:
                 self.source = source
+                self.encode = _encoder(wire)
+                self.is_last = wire.is_last
 
             def __iter__(self) -> Iterator[bytes]:
+                encode = self.encode
                 for item in self.source:
-                    yield _encode(item)
+                    if _last(item, self.is_last):
+                        yield b"".join((encode(item), *map(encode, self.source)))
+                        return
+                    yield encode(item)
 
             def close(self) -> None:
                 self.source.close()
@@ -127,10 +158,30 @@ def _byte_stream(module: Any, is_async: bool) -> type:
     return found
 
 
+def _last(item: Event | list[Event], is_last: Callable[[Event], bool]) -> bool:
+    if isinstance(item, list):
+        return bool(item) and is_last(item[-1])
+    return is_last(item)
+
+
 def _encode(item: Event | list[Event]) -> bytes:
     if isinstance(item, list):
         return b"".join(event.encode() for event in item)
     return item.encode()
+
+
+def _encoder(wire: Wire) -> Callable[[Event | list[Event]], bytes]:
+    """How one stream's events become bytes; a restating wire sees each one first."""
+    if not wire.restates:
+        return _encode
+    delivered: dict[Any, Any] = {}
+    restate = wire.restate
+
+    def encode(item: Event | list[Event]) -> bytes:
+        events = item if isinstance(item, list) else [item]
+        return b"".join(restate(event, delivered).encode() for event in events)
+
+    return encode
 
 
 _DROPPED_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
@@ -283,7 +334,8 @@ class ApiClientAdapter(Adapter):
         if self.is_async and not hasattr(source, "__anext__"):
             source = _async_of(source)
         module = _http_module(call.args[2].client)
-        return self._http(call, stream=_byte_stream(module, self.is_async)(source))
+        stream = _byte_stream(module, self.is_async)(source, call.args[2].wire)
+        return self._http(call, stream=stream)
 
     def _http(self, call: Call, **body: Any) -> Any:
         """An HTTP response carrying what the hooks left, shaped like the one received."""
@@ -291,7 +343,7 @@ class ApiClientAdapter(Adapter):
         module = _http_module(ex.client)
         original = ex.http
         if original is None:  # answered by a hook: no HTTP exchange happened
-            request = ex.client._build_request(call.args[1])
+            request = _unsent_request(module, ex.client, call.args[1])
             headers: Any = {"content-type": "application/json"}
             if "stream" in body:
                 headers = {"content-type": "text/event-stream"}
@@ -317,6 +369,15 @@ class ApiClientAdapter(Adapter):
             stream=call.kwargs["stream"],
             stream_cls=call.kwargs["stream_cls"],
         )
+
+
+def _unsent_request(module: Any, client: Any, options: Any) -> Any:
+    """The request a hook answered in place of the model (the SDK reads its headers)."""
+    headers = cast("Mapping[str, Any]", options.headers or {})
+    url = f"{str(client.base_url).rstrip('/')}/{options.url.lstrip('/')}"
+    return module.Request(
+        "POST", url, headers={k: v for k, v in headers.items() if isinstance(v, str)}
+    )
 
 
 async def _async_of(items: Iterator[Any]) -> AsyncIterator[Any]:

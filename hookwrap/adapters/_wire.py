@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 from .._types import Chunk, ModelRequest, ModelResponse
 
@@ -125,3 +125,28 @@ class Wire:
     def stream_events(self, response: ModelResponse) -> list[Event]:
         """A complete, well-formed stream standing for `response`."""
         raise NotImplementedError
+
+    #: whether `restate` must see every event sent on (see there)
+    restates: bool = False
+
+    def restate(self, event: Event, delivered: dict[Any, Any]) -> Event:
+        """The event to send on, for APIs whose closing events repeat content that hooks
+        may have changed in earlier deltas; `delivered` is this stream's own scratch space.
+        """
+        return event
+
+    def is_last(self, event: Event) -> bool:
+        """Whether a stream ends with this event: SDKs stop reading there and close."""
+        data = event.data
+        if data == "[DONE]":
+            return True
+        name: Any = event.event
+        if name is None and isinstance(data, dict):
+            name = cast("dict[str, Any]", data).get("type")
+        return name in _LAST
+
+
+# the events after which the SDKs stop reading (OpenAI chat ends with `data: [DONE]`)
+_LAST = frozenset(
+    ("message_stop", "response.completed", "response.failed", "response.incomplete", "error")
+)

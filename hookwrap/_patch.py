@@ -1,0 +1,64 @@
+"""`hw.patch`: hooks on every client of an SDK, for code you do not control."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._stack import Chain, flatten
+
+__all__ = ["patch", "unpatch"]
+
+# SDK name as users write it -> the adapter module that knows how to patch it
+_SDKS = {
+    "openai": "openai",
+    "anthropic": "anthropic",
+    "google-genai": "google",
+    "google.genai": "google",
+    "google": "google",
+}
+
+_patched: dict[str, Chain] = {}
+
+
+def _adapter(sdk: str) -> tuple[str, Any]:
+    name = _SDKS.get(sdk)
+    if name is None:
+        raise ValueError(f"hw.patch knows the SDKs {sorted(set(_SDKS))} (got {sdk!r})")
+    return name, importlib.import_module(f"hookwrap.adapters.{name}")
+
+
+def patch(sdk: str, /, *, use: Any = ()) -> None:
+    """Put the hooks of `use` around every model call the SDK makes, from every client,
+    including clients made before this call and classes imported before it.
+
+    A patched stack serves sync and async clients alike, so its `wrap_*` hooks must be
+    written in the generator form. Patching again with the same hooks does nothing.
+    """
+    name, adapter = _adapter(sdk)
+    chain = Chain(flatten(use))
+    for hook in chain.hooks:
+        if hook.spec.form == "call_next":
+            raise TypeError(
+                f"hw.patch({sdk!r}): {hook.label} takes call_next, which ties it to sync or "
+                "async calls; a patched SDK serves both, so write it in the generator form:\n"
+                "    def hook(request):\n        response = yield request\n        return response"
+            )
+    found = _patched.get(name)
+    if found is not None:
+        if found.hooks == chain.hooks:
+            return
+        raise ValueError(
+            f"hw.patch({sdk!r}): the SDK is patched already with other hooks; "
+            f"call hw.unpatch({sdk!r}) first"
+        )
+    adapter.patch(chain)
+    _patched[name] = chain
+
+
+def unpatch(sdk: str | None = None, /) -> None:
+    """Restore the SDK (every patched SDK when `sdk` is None) exactly as it was."""
+    names = list(_patched) if sdk is None else [_adapter(sdk)[0]]
+    for name in names:
+        if _patched.pop(name, None) is not None:
+            importlib.import_module(f"hookwrap.adapters.{name}").unpatch()

@@ -1,0 +1,757 @@
+"""Anthropic's Messages API (`POST /v1/messages`, `?beta=true` included) as plain dicts.
+
+Hook changes are written back into the body the SDK built, reusing every original dict
+that did not change, so what hookwrap does not model (`cache_control`, citations, thinking
+blocks, documents, server tools, `is_error`) reaches the API as the caller wrote it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from difflib import SequenceMatcher
+from typing import Any, cast
+
+from .._types import (
+    Chunk,
+    ImagePart,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Part,
+    TextPart,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    new_chunk,
+)
+from ._wire import Event, Wire
+
+__all__ = ["MessagesWire"]
+
+# Body keys with a neutral field; every other key is an option.
+_MODELED = frozenset({"system", "messages", "tools", "model", "stream"})
+_TOP = -1  # the source of the message read from the top-level `system`
+_ABSENT: Any = object()
+_ROLES = frozenset({"user", "assistant", "system"})
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
+
+
+def _seq(value: Any) -> list[Any]:
+    return list(cast("Iterable[Any]", value)) if isinstance(value, (list, tuple)) else []
+
+
+def _given(value: Any) -> bool:
+    """False for the SDKs' `omit` and `NOT_GIVEN` placeholders, which their encoders drop:
+    the SDK's own `messages.stream()` leaves them in the body for every unset parameter."""
+    return type(value).__name__ not in ("Omit", "NotGiven")
+
+
+def _options(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k not in _MODELED and _given(v)}
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex[:24]}"
+
+
+# -- blocks -----------------------------------------------------------------------------------
+
+
+def _part(block: Any) -> Part | None:
+    """The neutral part of a text or image block; None for a block hookwrap does not model."""
+    b = _map(block)
+    kind = b.get("type")
+    if kind == "text":
+        return TextPart(str(b.get("text", "")))
+    if kind == "image":
+        source = _map(b.get("source"))
+        if source.get("type") == "base64":
+            media = source.get("media_type")
+            return ImagePart(f"data:{media};base64,{source.get('data', '')}", media)
+        if source.get("type") == "url":
+            return ImagePart(str(source.get("url", "")))
+    return None  # file images, documents, thinking, search results: kept, not modeled
+
+
+def _parts(value: Any) -> tuple[Part, ...]:
+    return tuple(p for b in _seq(value) if (p := _part(b)) is not None)
+
+
+def _content(value: Any) -> str | tuple[Part, ...]:
+    """A body's content (str, blocks or absent) as a message's content, keeping its form."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else _parts(value)
+
+
+def _as_parts(content: str | tuple[Part, ...]) -> tuple[Part, ...]:
+    if isinstance(content, str):
+        return (TextPart(content),) if content else ()
+    return content
+
+
+def _image_source(part: ImagePart) -> dict[str, Any]:
+    url = part.url
+    if url.startswith("data:"):
+        head, _, data = url.partition(",")
+        media = part.media_type or head[5:].partition(";")[0]
+        return {"type": "base64", "media_type": media, "data": data}
+    return {"type": "url", "url": url}
+
+
+def _part_block(part: Part, base: Any) -> Any:
+    """`part` as a block; `base`, the block it replaces, lends it its other keys."""
+    b = _map(base)
+    if b and b.get("type") == part.type:
+        if isinstance(part, TextPart):
+            # citations quote the old text, so they go with it
+            out = {k: v for k, v in b.items() if k != "citations"}
+            out["text"] = part.text
+            return out
+        return {**b, "source": _image_source(part)}
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    return {"type": "image", "source": _image_source(part)}
+
+
+def _call(block: Any) -> ToolCall:
+    b = _map(block)
+    return ToolCall(str(b.get("id", "")), str(b.get("name", "")), dict(_map(b.get("input"))), block)
+
+
+def _call_block(call: ToolCall, base: Any) -> Any:
+    if base is not None:
+        if _call(base) == call:
+            return base
+        return {**_map(base), "id": call.id, "name": call.name, "input": dict(call.arguments)}
+    return {
+        "type": "tool_use",
+        "id": call.id or _new_id("toolu_"),
+        "name": call.name,
+        "input": dict(call.arguments),
+    }
+
+
+def _pairs(old: Sequence[Hashable], new: Sequence[Hashable]) -> list[tuple[int | None, bool]]:
+    """For each new item, the old one it stands for (None: it is new) and whether it is
+    unchanged; a replaced run pairs with the old run in order, the rest is new or gone.
+
+    A common head and tail are matched first: edits are local (a prompt prepended, a
+    message appended or changed), and that settles which of two equal items is which.
+    """
+    found: list[tuple[int | None, bool]] = [(None, False)] * len(new)
+    n, m = len(old), len(new)
+    head = 0
+    while head < min(n, m) and old[head] == new[head]:
+        found[head] = (head, True)
+        head += 1
+    tail = 0
+    while tail < min(n, m) - head and old[n - 1 - tail] == new[m - 1 - tail]:
+        found[m - 1 - tail] = (n - 1 - tail, True)
+        tail += 1
+    middle = SequenceMatcher(None, old[head : n - tail], new[head : m - tail], autojunk=False)
+    for tag, i1, i2, j1, j2 in middle.get_opcodes():
+        if tag == "equal":
+            for t in range(j2 - j1):
+                found[head + j1 + t] = (head + i1 + t, True)
+        elif tag == "replace":
+            for t in range(min(i2 - i1, j2 - j1)):
+                found[head + j1 + t] = (head + i1 + t, False)
+    return found
+
+
+def _merge(blocks: Sequence[Any], parts: Sequence[Part], calls: Sequence[ToolCall]) -> list[Any]:
+    """`blocks` with their text and image blocks replaced by `parts` and their tool_use
+    blocks by `calls`; other blocks (thinking, documents, server tools) stay in place.
+
+    Unchanged parts keep their original block; a changed one takes the keys of the block
+    it replaces (so a `cache_control` breakpoint stays where it was); a new one goes after
+    the part before it, or before the first kept one. Without any text or image block, new
+    parts go before the first tool_use (or last). Calls fill the tool_use slots in order,
+    each taking the keys of the original block with its id; surplus calls go last.
+    """
+    slots = [b for b in blocks if _part(b) is not None]
+    placed: dict[int, list[Any]] = {}
+    anchor = -1  # new parts before every kept one go "after slot -1"
+    for j, (i, same) in enumerate(_pairs([_part(b) for b in slots], parts)):
+        if i is not None:
+            anchor = i
+            block = slots[i] if same else _part_block(parts[j], slots[i])
+        else:
+            block = _part_block(parts[j], None)
+        placed.setdefault(anchor, []).append(block)
+    by_id = {_map(b).get("id"): b for b in blocks if _map(b).get("type") == "tool_use"}
+    head = placed.pop(-1, [])
+    out: list[Any] = []
+    slot = c = 0
+    for block in blocks:
+        if _part(block) is not None:
+            out += head
+            head = []
+            out += placed.get(slot, ())
+            slot += 1
+        elif _map(block).get("type") == "tool_use":
+            if not slots:
+                out += head
+                head = []
+            if c < len(calls):
+                out.append(_call_block(calls[c], by_id.get(calls[c].id)))
+                c += 1
+        else:
+            out.append(block)
+    out += head
+    out += (_call_block(call, by_id.get(call.id)) for call in calls[c:])
+    return out
+
+
+# -- requests ---------------------------------------------------------------------------------
+
+
+class _Unit:
+    """One neutral message read from a body, and what it was read from."""
+
+    __slots__ = ("blocks", "content", "item", "message", "source")
+
+    def __init__(
+        self, message: Message, source: int, item: Any, content: Any, blocks: list[Any] | None
+    ) -> None:
+        self.message = message
+        self.source = source  # index into `messages`, or _TOP
+        self.item = item  # the message dict, the `system` value or the tool_result block
+        self.content = content  # its original content value
+        self.blocks = blocks  # the blocks it owns; None when the content was a str
+
+
+def _units(body: Mapping[str, Any]) -> list[_Unit]:
+    units: list[_Unit] = []
+    system = body.get("system")
+    if system is not None and _given(system):
+        blocks = None if isinstance(system, str) else _seq(system)
+        units.append(_Unit(Message("system", _content(system)), _TOP, system, system, blocks))
+    names: dict[str, str] = {}  # tool_use id -> name, so tool results carry the tool's name
+    for k, item in enumerate(_seq(body.get("messages"))):
+        m = _map(item)
+        role: Any = m.get("role")
+        if role not in _ROLES:
+            raise ValueError(
+                f"a Messages API message has role 'user', 'assistant' or 'system' "
+                f"(got {role!r} in {item!r})"
+            )
+        content = m.get("content")
+        if content is None or isinstance(content, str):
+            units.append(_Unit(Message(role, content or ""), k, item, content, None))
+            continue
+        blocks = _seq(content)
+        if role == "assistant":
+            calls = [_call(b) for b in blocks if _map(b).get("type") == "tool_use"]
+            names.update((c.id, c.name) for c in calls)
+            units.append(_Unit(Message(role, _parts(blocks), calls), k, item, content, blocks))
+            continue
+        run: list[Any] = []
+        start = len(units)
+        for b in blocks:
+            block = _map(b)
+            if block.get("type") != "tool_result" or role != "user":
+                run.append(b)
+                continue
+            if run:
+                units.append(_Unit(Message(role, _parts(run)), k, item, run, run))
+                run = []
+            inner = block.get("content")
+            call_id = str(block.get("tool_use_id", ""))
+            tool = Message("tool", _content(inner), (), call_id, names.get(call_id))
+            inner_blocks = _seq(inner) if isinstance(inner, (list, tuple)) else None
+            units.append(_Unit(tool, k, b, inner, inner_blocks))
+        if run or len(units) == start:
+            units.append(_Unit(Message(role, _parts(run)), k, item, run, run))
+    return units
+
+
+def _unit_blocks(message: Message, unit: _Unit | None, same: bool) -> list[Any]:
+    """A message's content as blocks, to join other blocks in one content list."""
+    if same and unit is not None and unit.blocks is not None:
+        return unit.blocks
+    blocks = unit.blocks if unit is not None and unit.blocks is not None else []
+    return _merge(blocks, _as_parts(message.content), message.tool_calls)
+
+
+def _unit_content(message: Message, unit: _Unit | None, same: bool) -> Any:
+    """A message's content value: a str stays a str, blocks stay blocks."""
+    if same and unit is not None:
+        return unit.content if unit.content is not None else ""
+    content = message.content
+    if (
+        isinstance(content, str)
+        and not message.tool_calls
+        and (unit is None or unit.blocks is None)
+    ):
+        return content
+    return _unit_blocks(message, unit, False)
+
+
+def _tool_result(message: Message, unit: _Unit | None) -> Any:
+    out: dict[str, Any] = dict(_map(unit.item)) if unit is not None else {}
+    out["type"] = "tool_result"
+    out["tool_use_id"] = message.tool_call_id or ""
+    content = _unit_content(message.replace(tool_calls=()), unit, False)
+    if content != "" or "content" in out:
+        out["content"] = content
+    return out
+
+
+def _write_messages(
+    units: list[_Unit], new: Sequence[Message], body: Mapping[str, Any]
+) -> tuple[Any, list[Any]]:
+    """The `system` value (or _ABSENT) and the `messages` list standing for `new`."""
+    old = [u.message for u in units]
+    pairs = _pairs([repr(m) for m in old], [repr(m) for m in new])
+    for j, (i, same) in enumerate(pairs):
+        if i is not None and not same and old[i].role != new[j].role:
+            pairs[j] = (None, False)  # a changed message keeps its role; else it is new
+    originals = _seq(body.get("messages"))
+    ranges: dict[int, tuple[int, int]] = {}
+    for i, read in enumerate(units):
+        a, _ = ranges.get(read.source, (i, i))
+        ranges[read.source] = (a, i + 1)
+
+    # Leading system messages are the top-level `system`, unless read from `messages`.
+    j = 0
+    while j < len(new) and new[j].role == "system":
+        i = pairs[j][0]
+        if i is not None and units[i].source != _TOP:
+            break
+        j += 1
+    top = range(j)
+    old_system = body.get("system")
+    if old_system is None or not _given(old_system):
+        old_system = _ABSENT
+    system: Any
+    if not top:
+        system = _ABSENT
+    elif j == 1 and pairs[0] == (0, True) and units[0].source == _TOP:
+        system = old_system
+    elif isinstance(old_system, str) or (
+        old_system is _ABSENT and all(isinstance(new[t].content, str) for t in top)
+    ):
+        system = "\n\n".join(new[t].text for t in top)
+    else:
+        system = []
+        for t in top:
+            i, same = pairs[t]
+            texts = [p for p in _as_parts(new[t].content) if isinstance(p, TextPart)]
+            system += _unit_blocks(
+                Message("system", texts), units[i] if i is not None else None, same
+            )
+
+    items: list[Any] = []
+    results: list[Any] | None = None  # content of the user message collecting tool results
+    results_source: int | None = None
+    while j < len(new):
+        message = new[j]
+        i, same = pairs[j]
+        unit = units[i] if i is not None else None
+        if same and unit is not None and unit.source >= 0:
+            a, b = ranges[unit.source]
+            if i == a and all(
+                j + t < len(new) and pairs[j + t] == (a + t, True) for t in range(b - a)
+            ):
+                items.append(originals[unit.source])  # the whole message, unchanged
+                results = None
+                j += b - a
+                continue
+        source = unit.source if unit is not None and unit.source >= 0 else None
+        # the rest of the user message the tool results came from rejoins them; a new one not
+        rejoins = source is not None and source == results_source
+        if message.role == "tool":
+            block = unit.item if same and unit is not None else _tool_result(message, unit)
+            if results is None:
+                results, results_source = [], source
+                base = _map(originals[source] if source is not None else None)
+                items.append({**base, "role": "user", "content": results})
+            results.append(block)
+        elif message.role == "user" and results is not None and rejoins:
+            results += _unit_blocks(message, unit, same)
+            results = None
+        else:
+            results = None
+            base = _map(originals[source] if source is not None else None)
+            content = _unit_content(message, unit, same)
+            items.append({**base, "role": message.role, "content": content})
+        j += 1
+    return system, items
+
+
+def _is_custom(tool: Any) -> bool:
+    return _map(tool).get("type") in (None, "custom")
+
+
+def _spec(tool: Any) -> ToolSpec:
+    t = _map(tool)
+    schema = t.get("input_schema")
+    return ToolSpec(
+        str(t.get("name", "")),
+        str(t.get("description", "")),
+        _map(schema) if isinstance(schema, Mapping) else {"type": "object", "properties": {}},
+    )
+
+
+def _tool_dict(spec: ToolSpec, base: Any) -> Any:
+    if base is not None and _spec(base) == spec:
+        return base
+    out: dict[str, Any] = {**_map(base), "name": spec.name, "input_schema": dict(spec.parameters)}
+    if spec.description:
+        out["description"] = spec.description
+    else:
+        out.pop("description", None)
+    return out
+
+
+def _write_tools(specs: Sequence[ToolSpec], tools: list[Any]) -> list[Any]:
+    """`tools` with the custom ones replaced by `specs` in order; server tools stay put."""
+    by_name = {_map(t).get("name"): t for t in tools if _is_custom(t)}
+    out: list[Any] = []
+    rest = iter(specs)
+    for tool in tools:
+        if not _is_custom(tool):
+            out.append(tool)
+        elif (spec := next(rest, None)) is not None:
+            out.append(_tool_dict(spec, by_name.get(spec.name)))
+    out += (_tool_dict(spec, by_name.get(spec.name)) for spec in rest)
+    return out
+
+
+# -- responses and streams --------------------------------------------------------------------
+
+
+def _usage(value: Any) -> Usage | None:
+    u = _map(value)
+    if not u:
+        return None
+    # cache_creation/cache_read input tokens are left out, as the neutral Usage has no room
+    inp, out = _int(u.get("input_tokens")), _int(u.get("output_tokens"))
+    return Usage(inp, out, inp + out)
+
+
+def _index(chunk: Chunk, template: Event | None) -> int:
+    """The content block index for a written chunk: its raw event's, else its `value` when
+    an int, else the template event's, else 0."""
+    for source in (chunk.raw, chunk.value, template):
+        found = _map(source.data).get("index") if isinstance(source, Event) else source
+        if isinstance(found, int) and not isinstance(found, bool):
+            return found
+    return 0
+
+
+def _event(data: dict[str, Any]) -> Event:
+    return Event(str(data["type"]), data)
+
+
+def _block_event(kind: str, index: int, **fields: Any) -> Event:
+    return _event({"type": kind, "index": index, **fields})
+
+
+_DELTAS = {
+    "text": ("text_delta", "text"),
+    "reasoning": ("thinking_delta", "thinking"),
+    "tool_call_args": ("input_json_delta", "partial_json"),
+}
+_STARTS = {"text": "text", "reasoning": "thinking"}  # chunk kind -> block type with text
+
+
+class MessagesWire(Wire):
+    """The Messages API.
+
+    Requests: the top-level `system` (a str or text blocks) is a leading system message;
+    a user message's `tool_result` blocks are each a ``tool`` message (named after the
+    tool_use they answer); custom `tools` are `ToolSpec`s while server tools (web search,
+    bash, …) pass through unseen; every key but `system`, `messages`, `tools`, `model` and
+    `stream` is an option. Leading system messages are written back into `system` (joined
+    by a blank line when it is a str), later ones as ``{"role": "system"}`` messages;
+    consecutive tool messages become one user message.
+
+    Responses: the text blocks joined are the message's content, `tool_use` blocks its
+    tool calls; thinking and server tool blocks stay in `raw` only. `finish_reason` is
+    the `stop_reason` as is.
+
+    Stream events, one chunk each: `text_delta` → ``text``; `thinking_delta` →
+    ``reasoning``; a `*tool_use` block start (server tools too: their input deltas need a
+    call to belong to) → ``tool_call_start``, with its input as text if it has one;
+    `input_json_delta` → ``tool_call_args`` (the delta has no id, so it belongs to the last
+    tool call started; both carry the block index in `value`); `message_start` →
+    ``usage`` (input tokens); `message_delta` → ``finish`` (`stop_reason` and cumulative
+    usage); anything else, `content_block_stop` included (its event does not say the block
+    was a tool call), → ``custom`` named ``anthropic.<type>`` with the event's data as
+    `value`.
+    """
+
+    __slots__ = ()
+
+    path = "/messages"
+
+    # -- requests -------------------------------------------------------------------------
+
+    def request(self, body: Mapping[str, Any]) -> ModelRequest:
+        model = body.get("model")
+        return ModelRequest(
+            tuple(u.message for u in _units(body)),
+            tuple(_spec(t) for t in _seq(body.get("tools")) if _is_custom(t)),
+            model if isinstance(model, str) else None,
+            _options(body),
+            bool(body.get("stream", False)),
+        )
+
+    def write_request(self, request: ModelRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Options hookwrap models (`system`, …) are ignored in `request.options`; a None
+        model leaves the body's model."""
+        out = dict(body)
+        units = _units(body)
+        if request.messages != tuple(u.message for u in units):
+            system, out["messages"] = _write_messages(units, request.messages, body)
+            if system is _ABSENT:
+                out.pop("system", None)
+            else:
+                out["system"] = system
+        tools = _seq(body.get("tools"))
+        if request.tools != tuple(_spec(t) for t in tools if _is_custom(t)):
+            written = _write_tools(request.tools, tools)
+            if written or "tools" in body:
+                out["tools"] = written
+        options = _options(body)
+        if request.options != options:
+            for key in options:
+                if key not in request.options:
+                    del out[key]
+            out.update((k, v) for k, v in request.options.items() if k not in _MODELED)
+        if request.model is not None and request.model != body.get("model"):
+            out["model"] = request.model
+        if request.stream != bool(body.get("stream", False)):
+            out["stream"] = request.stream
+        return out
+
+    # -- responses ------------------------------------------------------------------------
+
+    def response(self, data: Mapping[str, Any]) -> ModelResponse:
+        blocks = _seq(data.get("content"))
+        text = "".join(
+            str(_map(b).get("text", "")) for b in blocks if _map(b).get("type") == "text"
+        )
+        calls = [_call(b) for b in blocks if _map(b).get("type") == "tool_use"]
+        model = data.get("model")
+        return ModelResponse(
+            Message("assistant", text, calls),
+            _usage(data.get("usage")),
+            data.get("stop_reason"),
+            model if isinstance(model, str) else None,
+            data,
+        )
+
+    def write_response(
+        self, response: ModelResponse, data: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        """Into `data`: a None usage, finish reason or model leaves the original. Anew: stop
+        reason ``tool_use`` or ``end_turn`` unless given, and a fresh ``msg_`` id."""
+        message = response.message
+        texts = tuple(p for p in _as_parts(message.content) if isinstance(p, TextPart))
+        usage = response.usage
+        if data is None:
+            return {
+                "id": _new_id("msg_"),
+                "type": "message",
+                "role": "assistant",
+                "model": response.model or "",
+                "content": _merge((), texts, message.tool_calls),
+                "stop_reason": response.finish_reason
+                or ("tool_use" if message.tool_calls else "end_turn"),
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": usage.input_tokens if usage else 0,
+                    "output_tokens": usage.output_tokens if usage else 0,
+                },
+            }
+        out = dict(data)
+        old = self.response(data)
+        if message != old.message:
+            blocks = _seq(data.get("content"))
+            if message.content == old.message.content:  # keep the text split as it was
+                texts = tuple(
+                    TextPart(_map(b)["text"]) for b in blocks if _map(b).get("type") == "text"
+                )
+            out["content"] = _merge(blocks, texts, message.tool_calls)
+        if usage is not None and usage != old.usage:
+            counts = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+            out["usage"] = {**_map(data.get("usage")), **counts}
+        if response.finish_reason is not None and response.finish_reason != old.finish_reason:
+            out["stop_reason"] = response.finish_reason
+        if response.model is not None and response.model != old.model:
+            out["model"] = response.model
+        return out
+
+    # -- streams --------------------------------------------------------------------------
+
+    def chunk(self, event: Event) -> Chunk:
+        data = _map(event.data)
+        kind = data.get("type") or event.event
+        if kind == "content_block_delta":
+            delta = _map(data.get("delta"))
+            dtype = delta.get("type")
+            if dtype == "text_delta":
+                made: Chunk = new_chunk("text", str(delta.get("text", "")), event)
+                return made
+            if dtype == "thinking_delta":
+                made = new_chunk("reasoning", str(delta.get("thinking", "")), event)
+                return made
+            if dtype == "input_json_delta":
+                text = str(delta.get("partial_json", ""))
+                return Chunk("tool_call_args", text, value=data.get("index"), raw=event)
+        elif kind == "content_block_start":
+            block = _map(data.get("content_block"))
+            btype = block.get("type")
+            if isinstance(btype, str) and btype.endswith("tool_use"):  # server tools too
+                call_id, name, args = block.get("id"), block.get("name"), block.get("input")
+                return Chunk(
+                    "tool_call_start",
+                    json.dumps(args) if args else "",  # the API streams it in deltas instead
+                    tool_call_id=call_id if isinstance(call_id, str) else None,
+                    tool_name=name if isinstance(name, str) else None,
+                    value=data.get("index"),
+                    raw=event,
+                )
+            if btype == "text" and block.get("text"):
+                return Chunk("text", str(block["text"]), raw=event)
+            if btype == "thinking" and block.get("thinking"):
+                return Chunk("reasoning", str(block["thinking"]), raw=event)
+        elif kind == "message_start":
+            usage = _usage(_map(data.get("message")).get("usage"))
+            if usage is not None:
+                return Chunk("usage", usage=usage, raw=event)
+        elif kind == "message_delta":
+            reason = _map(data.get("delta")).get("stop_reason")
+            return Chunk(
+                "finish",
+                usage=_usage(data.get("usage")) or Usage(),
+                finish_reason=reason if isinstance(reason, str) else None,
+                raw=event,
+            )
+        return Chunk("custom", name=f"anthropic.{kind}", value=event.data, raw=event)
+
+    def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:
+        """A chunk read from an event rewrites that event. A new one becomes a delta at the
+        block index of `_index` (a text block must be open there; put the index in `value`
+        otherwise); a new ``usage`` chunk, or a ``custom`` one not named after its
+        Anthropic event, has no event to go in and is left out."""
+        raw = chunk.raw
+        data: dict[str, Any] = dict(_map(raw.data)) if isinstance(raw, Event) else {}
+        kind = chunk.kind
+        etype = data.get("type")
+        if kind in _DELTAS:
+            dtype, key = _DELTAS[kind]
+            delta = _map(data.get("delta"))
+            if etype == "content_block_delta" and delta.get("type") == dtype:
+                return [_event({**data, "delta": {**delta, key: chunk.text}})]
+            block: Mapping[str, Any] = _map(data.get("content_block"))
+            if etype == "content_block_start" and _STARTS.get(kind) == block.get("type"):
+                return [_event({**data, "content_block": {**block, key: chunk.text}})]
+            delta = {"type": dtype, key: chunk.text}
+            return [_block_event("content_block_delta", _index(chunk, template), delta=delta)]
+        if kind == "tool_call_start":
+            block = _map(data.get("content_block"))
+            if etype != "content_block_start" or not str(block.get("type")).endswith("tool_use"):
+                block = {"type": "tool_use", "id": _new_id("toolu_"), "name": "", "input": {}}
+            try:
+                args: Any = json.loads(chunk.text) if chunk.text else {}
+            except ValueError:  # a fragment: the block's input stays
+                args = block.get("input", {})
+            block = {
+                **block,
+                "id": chunk.tool_call_id or block.get("id"),
+                "name": chunk.tool_name or block.get("name"),
+                "input": args,
+            }
+            return [
+                _block_event("content_block_start", _index(chunk, template), content_block=block)
+            ]
+        if kind == "tool_call_end":
+            return [_block_event("content_block_stop", _index(chunk, template))]
+        usage = chunk.usage
+        if kind == "finish":
+            delta = {"stop_reason": chunk.finish_reason, "stop_sequence": None}
+            if etype == "message_delta":
+                delta = {**_map(data.get("delta")), "stop_reason": chunk.finish_reason}
+            counts: dict[str, Any] = dict(_map(data.get("usage")))
+            if usage is not None:
+                counts["output_tokens"] = usage.output_tokens
+                if usage.input_tokens or "input_tokens" in counts:
+                    counts["input_tokens"] = usage.input_tokens
+            counts.setdefault("output_tokens", 0)
+            return [_event({"type": "message_delta", "delta": delta, "usage": counts})]
+        if kind == "usage":
+            if etype != "message_start" or usage is None:
+                return []
+            message = _map(data.get("message"))
+            counts = {
+                **_map(message.get("usage")),
+                "input_tokens": usage.input_tokens,
+                "output_tokens": usage.output_tokens,
+            }
+            return [_event({**data, "message": {**message, "usage": counts}})]
+        value = _map(chunk.value)
+        vtype = value.get("type")
+        if isinstance(vtype, str) and chunk.name == f"anthropic.{vtype}":
+            return [Event(vtype, dict(value))]
+        return []
+
+    def stream_events(self, response: ModelResponse) -> list[Event]:
+        """The events of `write_response`'s message (with the thinking and server tool
+        blocks of a `raw` response JSON), one delta per block."""
+        raw = response.raw
+        message = self.write_response(
+            response, cast("Mapping[str, Any]", raw) if isinstance(raw, Mapping) else None
+        )
+        usage = _map(message.get("usage"))
+        start: dict[str, Any] = {
+            **message,
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {**usage, "output_tokens": 0},
+        }
+        events = [_event({"type": "message_start", "message": start})]
+        for index, item in enumerate(_seq(message.get("content"))):
+            block: Mapping[str, Any] = _map(item)
+            btype = block.get("type")
+            deltas: list[dict[str, Any]] = []
+            if btype == "text":
+                if block.get("text"):
+                    deltas.append({"type": "text_delta", "text": block["text"]})
+                block = {**block, "text": ""}
+            elif btype == "thinking":
+                if block.get("thinking"):
+                    deltas.append({"type": "thinking_delta", "thinking": block["thinking"]})
+                if block.get("signature"):
+                    deltas.append({"type": "signature_delta", "signature": block["signature"]})
+                block = {**block, "thinking": "", "signature": ""}
+            elif isinstance(btype, str) and btype.endswith("tool_use"):
+                if block.get("input"):
+                    args = json.dumps(block["input"])
+                    deltas.append({"type": "input_json_delta", "partial_json": args})
+                block = {**block, "input": {}}
+            events.append(_block_event("content_block_start", index, content_block=block))
+            events += (_block_event("content_block_delta", index, delta=d) for d in deltas)
+            events.append(_block_event("content_block_stop", index))
+        delta = {
+            "stop_reason": message.get("stop_reason"),
+            "stop_sequence": message.get("stop_sequence"),
+        }
+        counts = {"output_tokens": _int(usage.get("output_tokens"))}
+        events.append(_event({"type": "message_delta", "delta": delta, "usage": counts}))
+        events.append(_event({"type": "message_stop"}))
+        return events

@@ -1,0 +1,791 @@
+"""The Gemini API wire: `generateContent` / `streamGenerateContent` JSON as google-genai sends
+it to its API client, mapped to neutral types and back.
+
+The model is not in the body but in the path (`models/{model}:generateContent`), so
+`request` and `write_path` take the path. Keys are read in both spellings the SDK emits
+(`functionCall` and `function_call`, `mimeType` and `mime_type`); new keys are camelCase.
+
+Mapping rules (each also stated where it is applied):
+
+* `systemInstruction` is the first, `system` message; every system message is written back
+  into it (Gemini has no system role in `contents`).
+* A `user` content is one user message, except that each `functionResponse` part is a
+  `tool` message; a `model` content is one assistant message (thought parts are not in the
+  neutral view). A content whose messages come back unchanged is written back as the very
+  same dict, so parts the neutral view leaves out survive.
+* Function calls without an `id` get `gemini-<name>-<hash of the arguments>`, the same
+  wherever the call appears (a response, a stream, the next request's history); such ids
+  are never written back. A `functionResponse` without an id takes the id of the pending
+  call of that name.
+* `options` is `generationConfig` (wire keys); `toolConfig`, `safetySettings` and the other
+  keys are kept as they are.
+* A streamed JSON object is one chunk, of the kind of its first part: text (`text`, with
+  the text of all text parts), thought (`reasoning`), `functionCall` (`tool_call_start`,
+  arguments as JSON in `text`), any other part (`custom` named after the part's key). One
+  without parts is `finish` (with `finishReason`), `usage` or `custom` (`"gemini"`); every
+  chunk also carries the object's usage and finish reason. A changed chunk is written back
+  into its own object, so the parts it does not stand for are kept.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from .._types import (
+    Chunk,
+    ImagePart,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Part,
+    TextPart,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    maker,
+    new_message,
+    new_request,
+    new_response,
+)
+from ._wire import Event, Wire
+
+__all__ = ["SYNTHETIC_ID", "GeminiWire", "call_id", "model_of", "with_model"]
+
+SYNTHETIC_ID = "gemini-"
+"""Prefix of the ids hookwrap gives function calls that came without one."""
+
+STREAM_PATH = ":streamGenerateContent"
+
+_chunk = maker(Chunk, "kind", "text", "tool_call_id", "tool_name", "usage", "finish_reason", "raw")
+_EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+# part keys that describe a part rather than make it one
+_PART_EXTRAS = frozenset({"thought", "thoughtSignature", "thought_signature", "partMetadata"})
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return cast("list[Any]", value) if isinstance(value, (list, tuple)) else []
+
+
+def _get(data: Mapping[str, Any], camel: str, snake: str) -> Any:
+    value = data.get(camel)
+    return data.get(snake) if value is None else value
+
+
+def call_id(name: str, args: Mapping[str, Any]) -> str:
+    """The id of a function call that came without one: stable for the same name and args."""
+    canon = json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
+    return f"{SYNTHETIC_ID}{name}-{hashlib.sha1(canon.encode()).hexdigest()[:12]}"
+
+
+def _is_synthetic(id_: str | None) -> bool:
+    return id_ is None or id_ == "" or id_.startswith(SYNTHETIC_ID)
+
+
+def model_of(path: str) -> str | None:
+    """The model of a call's path: `models/gemini-2.0-flash:generateContent` ->
+    `gemini-2.0-flash`; a resource without `models/` (`tunedModels/x`) is returned whole."""
+    resource, colon, _ = path.partition("?")[0].rpartition(":")
+    if not colon or not resource:
+        return None
+    head, found, name = resource.rpartition("models/")
+    return name if found and not head.endswith("tuned") else resource
+
+
+def with_model(path: str, model: str) -> str:
+    """`path` calling `model` instead: a bare name replaces the part after `models/`, a name
+    with a `/` (`tunedModels/x`, `publishers/google/models/y`) the whole resource."""
+    resource, colon, rest = path.rpartition(":")
+    if not colon:
+        return path
+    if "/" in model:
+        return f"{model}:{rest}"
+    head, found, _ = resource.rpartition("models/")
+    if found and not head.endswith("tuned"):
+        return f"{head}models/{model}:{rest}"
+    return f"models/{model}:{rest}"
+
+
+# -- parts ------------------------------------------------------------------------------------
+
+
+def _neutral_part(part: Mapping[str, Any]) -> Part | None:
+    """The neutral form of a text, inline data or file part (None for other parts)."""
+    text = part.get("text")
+    if isinstance(text, str):
+        return TextPart(text)
+    inline = _map(_get(part, "inlineData", "inline_data"))
+    if inline:
+        mime = _get(inline, "mimeType", "mime_type")
+        return ImagePart(f"data:{mime or ''};base64,{inline.get('data', '')}", mime)
+    file = _map(_get(part, "fileData", "file_data"))
+    if file:
+        return ImagePart(
+            str(_get(file, "fileUri", "file_uri")), _get(file, "mimeType", "mime_type")
+        )
+    return None
+
+
+def _wire_part(part: Part) -> dict[str, Any]:
+    if isinstance(part, TextPart):
+        return {"text": part.text}
+    url = part.url
+    if url.startswith("data:"):
+        head, _, data = url[5:].partition(",")
+        mime = part.media_type or head.partition(";")[0] or "application/octet-stream"
+        if not head.endswith(";base64"):
+            data = base64.b64encode(data.encode()).decode()
+        return {"inlineData": {"mimeType": mime, "data": data}}
+    file: dict[str, Any] = {"fileUri": url}
+    if part.media_type:
+        file["mimeType"] = part.media_type
+    return {"fileData": file}
+
+
+def _content(parts: list[Part], join: bool) -> str | tuple[Part, ...]:
+    """A message's content: one text part (or, with `join`, only text) as a str."""
+    if all(isinstance(p, TextPart) for p in parts) and (join or len(parts) <= 1):
+        return "".join(cast("TextPart", p).text for p in parts)
+    return tuple(parts)
+
+
+def _function_call(part: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    found = _get(part, "functionCall", "function_call")
+    return cast("Mapping[str, Any]", found) if isinstance(found, Mapping) else None
+
+
+def _tool_call(part: Mapping[str, Any], fc: Mapping[str, Any]) -> ToolCall:
+    name = str(fc.get("name", ""))
+    args = dict(_map(fc.get("args")))
+    id_ = fc.get("id")
+    return ToolCall(str(id_) if id_ else call_id(name, args), name, args, raw=part)
+
+
+def _call_part(call: ToolCall) -> dict[str, Any]:
+    raw = call.raw
+    if isinstance(raw, Mapping):
+        fc = _function_call(cast("Mapping[str, Any]", raw))
+        if fc is not None and _tool_call(raw, fc) == call:  # pyright: ignore[reportUnknownArgumentType]
+            return dict(cast("Mapping[str, Any]", raw))  # keeps its thoughtSignature
+    out: dict[str, Any] = {"name": call.name, "args": dict(call.arguments)}
+    if not _is_synthetic(call.id):
+        out["id"] = call.id
+    return {"functionCall": out}
+
+
+def _assistant(parts: list[Any]) -> Message:
+    neutral: list[Part] = []
+    calls: list[ToolCall] = []
+    for item in parts:
+        part = _map(item)
+        fc = _function_call(part)
+        if fc is not None:
+            calls.append(_tool_call(part, fc))
+        elif not part.get("thought"):
+            found = _neutral_part(part)
+            if found is not None:
+                neutral.append(found)
+    return Message("assistant", _content(neutral, True), calls)
+
+
+def _tool_content(response: Any) -> str:
+    data = _map(response)
+    if len(data) == 1 and isinstance(data.get("result"), str):
+        return str(data["result"])
+    return json.dumps(response)
+
+
+def _tool_response(content: str) -> Any:
+    try:
+        value = json.loads(content)
+    except ValueError:
+        value = None
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else {"result": content}
+
+
+def _usage(data: Any) -> Usage | None:
+    meta = _map(data)
+    if not meta:
+        return None
+    inp = int(_get(meta, "promptTokenCount", "prompt_token_count") or 0)
+    out = int(_get(meta, "candidatesTokenCount", "candidates_token_count") or 0)
+    out += int(_get(meta, "thoughtsTokenCount", "thoughts_token_count") or 0)
+    total = _get(meta, "totalTokenCount", "total_token_count")
+    return Usage(inp, out, inp + out if total is None else int(total))
+
+
+def _usage_dict(usage: Usage) -> dict[str, int]:
+    return {
+        "promptTokenCount": usage.input_tokens,
+        "candidatesTokenCount": usage.output_tokens,
+        "totalTokenCount": usage.total_tokens,
+    }
+
+
+def _lower_types(schema: Any) -> Any:
+    """A Gemini `Schema` (`"type": "OBJECT"`) as JSON schema (`"type": "object"`)."""
+    if isinstance(schema, Mapping):
+        return {
+            k: (v.lower() if k == "type" and isinstance(v, str) else _lower_types(v))
+            for k, v in cast("Mapping[str, Any]", schema).items()
+        }
+    if isinstance(schema, list):
+        return [_lower_types(v) for v in schema]  # pyright: ignore[reportUnknownVariableType]
+    return schema
+
+
+def _spec(decl: Mapping[str, Any]) -> ToolSpec:
+    params = _get(decl, "parametersJsonSchema", "parameters_json_schema")
+    if params is None:
+        params = _lower_types(decl.get("parameters")) if decl.get("parameters") else _EMPTY_SCHEMA
+    return ToolSpec(str(decl.get("name", "")), str(decl.get("description") or ""), params)
+
+
+def _declarations(tool: Mapping[str, Any]) -> list[Any] | None:
+    found = _get(tool, "functionDeclarations", "function_declarations")
+    return _list(found) if found is not None else None
+
+
+# -- contents <-> messages ----------------------------------------------------------------------
+
+
+def _groups(body: Mapping[str, Any]) -> list[tuple[Any, tuple[Message, ...]]]:
+    """Each content of `body` with the messages it stands for (at least one)."""
+    out: list[tuple[Any, tuple[Message, ...]]] = []
+    pending: dict[str, list[str]] = {}  # name -> ids of the last model turn's calls
+    for content in _list(body.get("contents")):
+        data = _map(content)
+        parts = _list(data.get("parts"))
+        if data.get("role") == "model":
+            message = _assistant(parts)
+            pending = {}
+            for call in message.tool_calls:
+                pending.setdefault(call.name, []).append(call.id)
+            out.append((content, (message,)))
+            continue
+        messages: list[Message] = []
+        buffer: list[Part] = []
+        for item in parts:
+            part = _map(item)
+            fr = _map(_get(part, "functionResponse", "function_response"))
+            if fr:
+                if buffer:
+                    messages.append(new_message("user", _content(buffer, False)))
+                    buffer = []
+                name = str(fr.get("name", ""))
+                ids = pending.get(name)
+                id_ = fr.get("id") or (ids.pop(0) if ids else call_id(name, {}))
+                messages.append(
+                    Message("tool", _tool_content(fr.get("response")), (), str(id_), name)
+                )
+                continue
+            found = _neutral_part(part)
+            if found is not None:
+                buffer.append(found)
+        if buffer or not messages:
+            messages.append(new_message("user", _content(buffer, False)))
+        out.append((content, tuple(messages)))
+    return out
+
+
+def _system(body: Mapping[str, Any]) -> Message | None:
+    instruction = _get(body, "systemInstruction", "system_instruction")
+    if instruction is None:
+        return None
+    if isinstance(instruction, str):
+        made: Message = new_message("system", instruction)
+        return made
+    parts = [_neutral_part(_map(p)) for p in _list(_map(instruction).get("parts"))]
+    made = new_message("system", _content([p for p in parts if p is not None], False))
+    return made
+
+
+def _parts_of(content: str | tuple[Part, ...]) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"text": content}]
+    return [_wire_part(p) for p in content]
+
+
+def _rebuild(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """New contents for messages not taken over from the body; consecutive tool results
+    share one content, as Gemini wants a turn's function responses together."""
+    contents: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    results: list[dict[str, Any]] | None = None  # the parts of the open tool-results content
+    for m in messages:
+        if m.role == "tool":
+            fr: dict[str, Any] = {
+                "name": m.name or names.get(m.tool_call_id or "", ""),
+                "response": _tool_response(m.text),
+            }
+            if not _is_synthetic(m.tool_call_id):
+                fr["id"] = m.tool_call_id
+            if results is None:
+                results = []
+                contents.append({"role": "user", "parts": results})
+            results.append({"functionResponse": fr})
+            continue
+        results = None
+        if m.role == "assistant":
+            parts = _parts_of(m.content) if m.content else []
+            for call in m.tool_calls:
+                names[call.id] = call.name
+                parts.append(_call_part(call))
+            contents.append({"role": "model", "parts": parts})
+        else:
+            contents.append({"role": "user", "parts": _parts_of(m.content)})
+    return contents
+
+
+def _match(
+    messages: Sequence[Message], i: int, groups: list[tuple[Any, tuple[Message, ...]]], j: int
+) -> bool:
+    group = groups[j][1]
+    return tuple(messages[i : i + len(group)]) == group
+
+
+def _write_contents(
+    messages: Sequence[Message], groups: list[tuple[Any, tuple[Message, ...]]]
+) -> list[Any]:
+    """Contents for `messages`: an original content wherever its messages are unchanged."""
+    out: list[Any] = []
+    fresh: list[Message] = []
+    used = [False] * len(groups)
+    nxt = 0  # the group most likely to come next: messages mostly keep their order
+    i = 0
+    while i < len(messages):
+        if nxt < len(groups) and not used[nxt] and _match(messages, i, groups, nxt):
+            found = nxt
+        else:
+            found = next(
+                (j for j in range(len(groups)) if not used[j] and _match(messages, i, groups, j)),
+                -1,
+            )
+        if found < 0:
+            fresh.append(messages[i])
+            i += 1
+            continue
+        if fresh:
+            out.extend(_rebuild(fresh))
+            fresh = []
+        used[found] = True
+        out.append(groups[found][0])
+        i += len(groups[found][1])
+        nxt = found + 1
+    if fresh:
+        out.extend(_rebuild(fresh))
+    return out
+
+
+# -- responses --------------------------------------------------------------------------------
+
+
+def _candidate(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    candidates = _list(data.get("candidates"))
+    return _map(candidates[0]) if candidates else {}
+
+
+def _response_parts(message: Message, original: list[Any]) -> list[Any]:
+    """Parts for a changed answer: the original's thought and other non-neutral parts kept,
+    its first text part's extra keys (e.g. `thoughtSignature`) carried to the new text."""
+    kept: list[Any] = []
+    text_extra: dict[str, Any] = {}
+    for item in original:
+        part = _map(item)
+        if part.get("thought") or (_function_call(part) is None and _neutral_part(part) is None):
+            kept.append(item)
+        elif "text" in part and not text_extra:
+            text_extra = {k: v for k, v in part.items() if k != "text"}
+    parts = list(kept)
+    content = message.content
+    if isinstance(content, str):
+        if content:
+            parts.append({**text_extra, "text": content})
+    else:
+        parts.extend(_wire_part(p) for p in content)
+    parts.extend(_call_part(c) for c in message.tool_calls)
+    return parts
+
+
+def _with_candidate(data: Mapping[str, Any], candidate: Mapping[str, Any]) -> dict[str, Any]:
+    candidates = _list(data.get("candidates"))
+    return {**data, "candidates": [candidate, *candidates[1:]]}
+
+
+def _first_kind(part: Mapping[str, Any]) -> str:
+    if _function_call(part) is not None:
+        return "tool_call_start"
+    if isinstance(part.get("text"), str):
+        return "reasoning" if part.get("thought") else "text"
+    return "custom"
+
+
+def _part_name(part: Mapping[str, Any]) -> str:
+    return next((k for k in part if k not in _PART_EXTRAS), "part")
+
+
+class GeminiWire(Wire):
+    """The Gemini API's `generateContent` JSON (see the module docstring for the rules)."""
+
+    __slots__ = ()
+
+    path = ":generateContent"  # streamed calls use ":streamGenerateContent?alt=sse"
+
+    # -- request ----------------------------------------------------------------------------
+
+    def request(self, body: Mapping[str, Any], path: str | None = None) -> ModelRequest:
+        """The neutral request for `body`; the model and `stream` come from `path`."""
+        return self.view(body, path, None)
+
+    def view(self, body: Mapping[str, Any], path: str | None, raw: Any) -> ModelRequest:
+        """`request` with `raw` set."""
+        messages: list[Message] = []
+        system = _system(body)
+        if system is not None:
+            messages.append(system)
+        for _, group in _groups(body):
+            messages.extend(group)
+        specs = [
+            _spec(_map(d)) for t in _list(body.get("tools")) for d in _declarations(_map(t)) or ()
+        ]
+        options = dict(_map(_get(body, "generationConfig", "generation_config")))
+        made: ModelRequest = new_request(
+            tuple(messages),
+            tuple(specs),
+            model_of(path) if path else None,
+            options,
+            bool(path and STREAM_PATH in path),
+            raw,
+        )
+        return made
+
+    def write_request(self, request: ModelRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(body)
+        original = self.request(body)
+        if request.messages != original.messages:
+            system = [m for m in request.messages if m.role == "system"]
+            others = [m for m in request.messages if m.role != "system"]
+            old_system = [m for m in original.messages if m.role == "system"]
+            if system != old_system:
+                for key in ("systemInstruction", "system_instruction"):
+                    out.pop(key, None)
+                if system:
+                    parts = [p for m in system for p in _parts_of(m.content)]
+                    out["systemInstruction"] = {"parts": parts}
+            if others != [m for m in original.messages if m.role != "system"]:
+                out["contents"] = _write_contents(others, _groups(body))
+        if request.tools != original.tools:
+            out.update(self._tools(request.tools, body))
+            if not out.get("tools"):
+                out.pop("tools", None)
+        if request.options != original.options:
+            out.pop("generation_config", None)
+            if request.options:
+                out["generationConfig"] = dict(request.options)
+            else:
+                out.pop("generationConfig", None)
+        return out
+
+    def _tools(self, specs: Sequence[ToolSpec], body: Mapping[str, Any]) -> dict[str, Any]:
+        declared: list[tuple[ToolSpec, Any]] = [
+            (_spec(_map(d)), d)
+            for t in _list(body.get("tools"))
+            for d in _declarations(_map(t)) or ()
+        ]
+        decls: list[Any] = []
+        for spec in specs:
+            kept = next((d for s, d in declared if s == spec), None)
+            if kept is None:
+                kept = {"name": spec.name, "parametersJsonSchema": dict(spec.parameters)}
+                if spec.description:
+                    kept["description"] = spec.description
+            decls.append(kept)
+        tools: list[Any] = []
+        placed = False
+        for tool in _list(body.get("tools")):
+            data = _map(tool)
+            if _declarations(data) is None:
+                tools.append(tool)
+                continue
+            rest = {
+                k: v
+                for k, v in data.items()
+                if k not in ("functionDeclarations", "function_declarations")
+            }
+            if not placed and decls:
+                tools.append({**rest, "functionDeclarations": decls})
+                placed = True
+            elif rest:
+                tools.append(rest)
+        if not placed and decls:
+            tools.insert(0, {"functionDeclarations": decls})
+        return {"tools": tools}
+
+    def write_path(self, request: ModelRequest, path: str) -> str:
+        """`path` calling `request.model` (unchanged when the model is)."""
+        model = request.model
+        if model is None or model == model_of(path):
+            return path
+        return with_model(path, model)
+
+    # -- response ---------------------------------------------------------------------------
+
+    def response(self, data: Mapping[str, Any]) -> ModelResponse:
+        candidate = _candidate(data)
+        message = _assistant(_list(_map(candidate.get("content")).get("parts")))
+        made: ModelResponse = new_response(
+            message,
+            _usage(_get(data, "usageMetadata", "usage_metadata")),
+            _get(candidate, "finishReason", "finish_reason"),
+            _get(data, "modelVersion", "model_version"),
+            data,
+        )
+        return made
+
+    def write_response(
+        self, response: ModelResponse, data: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        if data is None:
+            out: dict[str, Any] = {
+                "candidates": [
+                    {
+                        "content": {
+                            "role": "model",
+                            "parts": _response_parts(response.message, []),
+                        },
+                        "finishReason": response.finish_reason or "STOP",
+                        "index": 0,
+                    }
+                ]
+            }
+            if response.usage is not None:
+                out["usageMetadata"] = _usage_dict(response.usage)
+            if response.model:
+                out["modelVersion"] = response.model
+            return out
+        view = self.response(data)
+        out = dict(data)
+        candidate = dict(_candidate(data))
+        if response.message != view.message:
+            content = _map(candidate.get("content"))
+            parts = _response_parts(response.message, _list(content.get("parts")))
+            candidate["content"] = {"role": "model", **content, "parts": parts}
+        if response.finish_reason != view.finish_reason:
+            candidate.pop("finish_reason", None)
+            candidate["finishReason"] = response.finish_reason
+            if response.finish_reason is None:
+                del candidate["finishReason"]
+        out = _with_candidate(out, candidate)
+        if response.usage != view.usage:
+            out.pop("usage_metadata", None)
+            out.pop("usageMetadata", None)
+            if response.usage is not None:
+                out["usageMetadata"] = _usage_dict(response.usage)
+        if response.model != view.model:
+            out.pop("model_version", None)
+            out["modelVersion"] = response.model
+        return out
+
+    # -- streams ----------------------------------------------------------------------------
+
+    def chunk(self, event: Event) -> Chunk:
+        data = _map(event.data)
+        candidate = _candidate(data)
+        parts = _list(_map(candidate.get("content")).get("parts"))
+        usage = _usage(_get(data, "usageMetadata", "usage_metadata"))
+        finish = _get(candidate, "finishReason", "finish_reason")
+        made: Chunk
+        if parts:
+            first = _map(parts[0])
+            kind = _first_kind(first)
+            if kind == "tool_call_start":
+                fc = _function_call(first) or {}
+                call = _tool_call(first, fc)
+                made = _chunk(
+                    kind, json.dumps(dict(call.arguments)), call.id, call.name, usage, finish, event
+                )
+                return made
+            if kind == "custom":
+                name = _part_name(first)
+                return Chunk(
+                    "custom", usage=usage, finish_reason=finish, name=name, value=first, raw=event
+                )
+            thought = kind == "reasoning"
+            text = "".join(
+                str(_map(p).get("text", ""))
+                for p in parts
+                if isinstance(_map(p).get("text"), str) and bool(_map(p).get("thought")) == thought
+            )
+            made = _chunk(kind, text, None, None, usage, finish, event)
+            return made
+        if finish:
+            made = _chunk("finish", "", None, None, usage, finish, event)
+            return made
+        if usage is not None:
+            made = _chunk("usage", "", None, None, usage, None, event)
+            return made
+        return Chunk("custom", name="gemini", value=event.data, raw=event)
+
+    def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:
+        raw = chunk.raw
+        own_data = _map(raw.data) if isinstance(raw, Event) else None
+        if own_data:
+            own = self.chunk(raw)
+            if own.kind == chunk.kind:
+                data = self._edit(chunk, own, own_data)
+                return [] if data is None else [Event(None, data)]
+        return self._new(chunk, template)
+
+    def _edit(self, chunk: Chunk, own: Chunk, data: Mapping[str, Any]) -> dict[str, Any] | None:
+        """`data` carrying `chunk` (a changed `own`); None when nothing is left to send."""
+        kind = chunk.kind
+        out = dict(data)
+        candidate = dict(_candidate(data))
+        content = dict(_map(candidate.get("content")))
+        parts = list(_list(content.get("parts")))
+        if kind in ("text", "reasoning") and chunk.text != own.text:
+            thought = kind == "reasoning"
+            same = [
+                i
+                for i, p in enumerate(parts)
+                if isinstance(_map(p).get("text"), str) and bool(_map(p).get("thought")) == thought
+            ]
+            first = _map(parts[same[0]])
+            keep = chunk.text or any(k not in ("text", "thought") for k in first)
+            for i in reversed(same[1:]):
+                del parts[i]
+            if keep:
+                parts[same[0]] = {**first, "text": chunk.text}
+            else:
+                del parts[same[0]]
+        elif kind == "tool_call_start" and (
+            chunk.text,
+            chunk.tool_call_id,
+            chunk.tool_name,
+        ) != (own.text, own.tool_call_id, own.tool_name):
+            index = next(i for i, p in enumerate(parts) if _function_call(_map(p)) is not None)
+            part = _map(parts[index])
+            fc = {**(_function_call(part) or {})}
+            fc.pop("function_call", None)
+            fc["name"] = chunk.tool_name or fc.get("name", "")
+            fc["args"] = _args(chunk)
+            if not _is_synthetic(chunk.tool_call_id):
+                fc["id"] = chunk.tool_call_id
+            part = {k: v for k, v in part.items() if k != "function_call"}
+            parts[index] = {**part, "functionCall": fc}
+        elif kind == "custom" and chunk.value != own.value:
+            if chunk.name == "gemini":
+                return dict(_map(chunk.value)) or None
+            value = _map(chunk.value)
+            if value:
+                parts[0] = value
+            else:
+                del parts[0]
+        if chunk.finish_reason != own.finish_reason:
+            candidate.pop("finish_reason", None)
+            candidate["finishReason"] = chunk.finish_reason
+            if chunk.finish_reason is None:
+                del candidate["finishReason"]
+        if chunk.usage != own.usage:
+            out.pop("usage_metadata", None)
+            out.pop("usageMetadata", None)
+            if chunk.usage is not None:
+                out["usageMetadata"] = _usage_dict(chunk.usage)
+        if not parts and not candidate.get("finishReason") and "usageMetadata" not in out:
+            return None
+        if content or parts:
+            content["parts"] = parts
+            candidate["content"] = content
+        return _with_candidate(out, candidate)
+
+    def _new(self, chunk: Chunk, template: Event | None) -> list[Event]:
+        """A new streamed object for `chunk` (ids and model taken from `template`)."""
+        base = _map(template.data if template is not None else None)
+        out: dict[str, Any] = {
+            k: base[k] for k in ("modelVersion", "responseId", "model_version") if k in base
+        }
+        kind = chunk.kind
+        part: dict[str, Any] | None = None
+        if kind == "text":
+            part = {"text": chunk.text}
+        elif kind == "reasoning":
+            part = {"text": chunk.text, "thought": True}
+        elif kind in ("tool_call_start", "tool_call_args"):
+            try:
+                args = _args(chunk)
+            except ValueError:
+                if kind == "tool_call_start":
+                    raise
+                return []  # a fragment of arguments: Gemini sends a call's arguments whole
+            fc: dict[str, Any] = {"name": chunk.tool_name or "", "args": args}
+            if not _is_synthetic(chunk.tool_call_id):
+                fc["id"] = chunk.tool_call_id
+            part = {"functionCall": fc}
+        elif kind == "custom":
+            value = chunk.value
+            if chunk.name == "gemini" and isinstance(value, Mapping):
+                return [Event(None, dict(cast("Mapping[str, Any]", value)))]
+            if not isinstance(value, Mapping):
+                return []
+            part = dict(cast("Mapping[str, Any]", value))
+        elif kind == "tool_call_end":
+            return []
+        candidate: dict[str, Any] = {}
+        if part is not None:
+            candidate["content"] = {"role": "model", "parts": [part]}
+        if chunk.finish_reason:
+            candidate["finishReason"] = chunk.finish_reason
+        if candidate:
+            candidate["index"] = 0
+            out["candidates"] = [candidate]
+        if chunk.usage is not None:
+            out["usageMetadata"] = _usage_dict(chunk.usage)
+        if "candidates" not in out and "usageMetadata" not in out:
+            return []
+        return [Event(None, out)]
+
+    def stream_events(self, response: ModelResponse) -> list[Event]:
+        """One object per text, part and function call, then one with the finish reason
+        and usage (so each maps to exactly one neutral chunk)."""
+        head: dict[str, Any] = {"modelVersion": response.model} if response.model else {}
+        message = response.message
+        parts = _parts_of(message.content) if message.content else []
+        parts.extend(_call_part(c) for c in message.tool_calls)
+        events = [
+            Event(
+                None,
+                {
+                    "candidates": [{"content": {"role": "model", "parts": [p]}, "index": 0}],
+                    **head,
+                },
+            )
+            for p in parts
+        ]
+        last: dict[str, Any] = {
+            "candidates": [{"finishReason": response.finish_reason or "STOP", "index": 0}],
+            **head,
+        }
+        if response.usage is not None:
+            last["usageMetadata"] = _usage_dict(response.usage)
+        events.append(Event(None, last))
+        return events
+
+
+def _args(chunk: Chunk) -> dict[str, Any]:
+    text = chunk.text.strip()
+    if not text:
+        return {}
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"a Gemini function call's arguments are a JSON object (got {chunk.text!r} in "
+            f"the {chunk.kind} chunk of {chunk.tool_name!r})"
+        )
+    return cast("dict[str, Any]", value)

@@ -1,0 +1,1166 @@
+"""OpenAI's HTTP APIs as `Wire`s: Chat Completions, Responses and legacy Completions.
+
+Pure dict logic, no import of `openai`: the SDK builds the JSON and parses what comes back.
+What hookwrap does not model (unknown keys, content parts, input items, tools) is kept: a
+message read unchanged is written back as the very dict it came from, and a changed one is
+written over the dict it replaced, so only the modelled fields move.
+"""
+
+from __future__ import annotations
+
+import difflib
+import itertools
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, cast
+
+from .._convert import message_to_dict
+from .._types import (
+    Chunk,
+    ChunkKind,
+    ImagePart,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    Part,
+    TextPart,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
+from ._wire import Event, Wire
+
+__all__ = ["ChatCompletionsWire", "CompletionsWire", "ResponsesWire"]
+
+_J = dict[str, Any]
+Role = Literal["system", "user", "assistant", "tool"]
+_Group = tuple[Message, list[Any]]  # a neutral message and the native items it was read from
+_Render = Callable[[Message, list[Any]], list[Any]]
+
+
+# -- small readers ------------------------------------------------------------------------------
+
+
+def _obj(value: Any) -> Mapping[str, Any] | None:
+    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []  # pyright: ignore[reportUnknownVariableType]
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _opt(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _uid(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex[:24]}"
+
+
+def _pieces(text: str, n: int = 3) -> list[str]:
+    """`text` cut in up to `n` pieces, so a built stream is split like a real one."""
+    if not text:
+        return []
+    size = -(-len(text) // n)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _args_in(raw: Any) -> dict[str, Any]:
+    """Decoded tool-call arguments; malformed JSON (a model's slip kept in a history) reads
+    as ``{}`` rather than failing the call, and the native call is written back unchanged."""
+    if isinstance(raw, Mapping):
+        return dict(cast("Mapping[str, Any]", raw))
+    if isinstance(raw, str) and raw.strip():
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            return {}
+        return dict(cast("Mapping[str, Any]", value)) if isinstance(value, Mapping) else {}
+    return {}
+
+
+def _args_out(arguments: Mapping[str, Any]) -> str:
+    return json.dumps(dict(arguments))
+
+
+def _usage_in(data: Mapping[str, Any], inp: str, out: str) -> Usage | None:
+    usage = _obj(data.get("usage"))
+    if usage is None:
+        return None
+    i, o = _int(usage.get(inp)), _int(usage.get(out))
+    return Usage(i, o, _int(usage.get("total_tokens")) or i + o)
+
+
+def _usage_out(usage: Usage, old: Any, inp: str, out: str, base: Mapping[str, Any]) -> _J:
+    """`old` usage (details kept) with the neutral counts written in; `base` fills the
+    fields a fresh one needs."""
+    total = usage.total_tokens or usage.input_tokens + usage.output_tokens
+    counts = {inp: usage.input_tokens, out: usage.output_tokens, "total_tokens": total}
+    return {**base, **(_obj(old) or {}), **counts}
+
+
+def _finish(reason: str | None, valid: frozenset[str], default: str) -> str:
+    """A finish reason the API's type accepts: its own, one mapped from another provider's
+    (a `Fallback` answer), else `default`."""
+    if reason is not None and reason in valid:
+        return reason
+    mapped = _FOREIGN_FINISH.get(reason or "")
+    return mapped if mapped in valid else default
+
+
+_FOREIGN_FINISH = {
+    **dict.fromkeys(("end_turn", "stop_sequence", "STOP", "completed"), "stop"),
+    **dict.fromkeys(("max_tokens", "MAX_TOKENS", "incomplete"), "length"),
+    **dict.fromkeys(("SAFETY", "refusal"), "content_filter"),
+    "tool_use": "tool_calls",
+}
+
+
+def _part_in(item: Any) -> Part | None:
+    """The neutral part of a content part, or None for parts hookwrap does not model."""
+    part = _obj(item)
+    if part is None:
+        return None
+    kind = part.get("type")
+    if kind in ("text", "input_text", "output_text") and isinstance(part.get("text"), str):
+        return TextPart(part["text"])
+    if kind in ("image_url", "input_image"):
+        url: Any = part.get("image_url")
+        nested = _obj(url)
+        url = nested.get("url") if nested is not None else url
+        if isinstance(url, str):
+            return ImagePart(url)
+    return None
+
+
+def _content_in(content: Any) -> str | tuple[Part, ...]:
+    if content is None or isinstance(content, str):
+        return content or ""
+    return tuple(p for p in map(_part_in, _list(content)) if p is not None)
+
+
+def _content_out(
+    content: str | tuple[Part, ...], old: Any, part_out: Callable[[Part], _J]
+) -> str | list[Any]:
+    """Native content for `content`, written over `old`: a list stays a list, unmodelled parts
+    (audio, files, refusals) stay where they were, parts equal to what was read are reused."""
+    olds = _list(old) if isinstance(old, list) else None
+    if isinstance(content, str):
+        if olds is None:
+            return content
+        content = (TextPart(content),) if content else ()
+    if olds is None:
+        return [part_out(p) for p in content]
+    new = iter(content)
+    out: list[Any] = []
+    for item in olds:
+        was = _part_in(item)
+        if was is None:
+            out.append(item)
+        elif (part := next(new, None)) is not None:
+            out.append(item if part == was else part_out(part))
+    out.extend(map(part_out, new))
+    return out
+
+
+# -- messages and tools, shared by the two chat-shaped APIs --------------------------------------
+
+
+def _key(message: Message) -> str:
+    return json.dumps(message_to_dict(message), sort_keys=True, default=repr)
+
+
+def _groups(
+    items: Any,
+    read: Callable[[Any], Message | None],
+    join: Callable[[Message, Any], Message | None] | None = None,
+) -> tuple[list[_Group], list[Any]]:
+    """Native items grouped by the neutral message they make, and the items before any.
+
+    An unmodelled item travels with the next message (a reasoning item with the answer it
+    led to), trailing ones with the last; `join` may fold an item into the previous message.
+    """
+    groups: list[_Group] = []
+    pending: list[Any] = []
+    for item in _list(items):
+        if join is not None and groups:
+            joined = join(groups[-1][0], item)
+            if joined is not None:
+                groups[-1] = (joined, [*groups[-1][1], *pending, item])
+                pending = []
+                continue
+        message = read(item)
+        if message is None:
+            pending.append(item)
+            continue
+        groups.append((message, [*pending, item]))
+        pending = []
+    if pending and groups:
+        groups[-1][1].extend(pending)
+        pending = []
+    return groups, pending
+
+
+def _write_groups(
+    groups: Sequence[_Group], head: list[Any], messages: Sequence[Message], render: _Render
+) -> list[Any]:
+    """Native items for `messages`: the original items of each message left as it was read,
+    the others rendered over the items of a message of the same role they took the place of
+    (a diff of the two sequences says which)."""
+    old = [_key(m) for m, _ in groups]
+    new = [_key(m) for m in messages]
+    out = list(head)
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        pool = list(groups[i1:i2])
+        same = zip(pool, messages[j1:j2], strict=True)
+        if tag == "equal" and all(g[0] == m for g, m in same):
+            out.extend(item for _, items in pool for item in items)
+            continue
+        for message in messages[j1:j2]:
+            k = next((k for k, g in enumerate(pool) if g[0].role == message.role), None)
+            out.extend(render(message, pool.pop(k)[1] if k is not None else []))
+    return out
+
+
+def _splice(base: list[Any], known: Callable[[Any], bool], new: list[Any]) -> list[Any]:
+    """`new` in place of the modelled items of `base`; the others stay where they were."""
+    out: list[Any] = []
+    placed = False
+    for item in base:
+        if not known(item):
+            out.append(item)
+        elif not placed:
+            out.extend(new)
+            placed = True
+    if not placed:
+        out.extend(new)
+    return out
+
+
+def _write_tools(
+    out: _J,
+    body: Mapping[str, Any],
+    specs: Sequence[ToolSpec],
+    read: Callable[[Any], ToolSpec | None],
+    render: Callable[[ToolSpec, Mapping[str, Any] | None], _J],
+) -> None:
+    """Function tools from `specs` in the slots of the old ones, other tools kept in place; a
+    tool equal to what was read is its original dict, a changed one keeps its other keys."""
+    old = _list(body.get("tools"))
+    by_name = {spec.name: t for t in old if (spec := read(t)) is not None}
+
+    def native(spec: ToolSpec) -> Any:
+        was = by_name.get(spec.name)
+        return was if was is not None and read(was) == spec else render(spec, _obj(was))
+
+    new = iter(specs)
+    tools: list[Any] = []
+    for tool in old:
+        if read(tool) is None:
+            tools.append(tool)
+        elif (spec := next(new, None)) is not None:
+            tools.append(native(spec))
+    tools.extend(map(native, new))
+    if tools:
+        out["tools"] = tools
+    elif old:  # the API refuses an empty list
+        del out["tools"]
+
+
+def _options(body: Mapping[str, Any], modelled: frozenset[str]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if k not in modelled}
+
+
+def _write_common(
+    out: _J, body: Mapping[str, Any], request: ModelRequest, modelled: frozenset[str]
+) -> None:
+    """Model and options. `stream` is never written: the SDK already chose how to parse."""
+    if request.model is not None:
+        out["model"] = request.model
+    options = request.options
+    for key in _options(body, modelled):
+        if key not in options:  # a hook removed it (say `temperature` for a reasoning model)
+            del out[key]
+    out.update((k, v) for k, v in options.items() if k not in modelled)
+
+
+def _custom_events(chunk: Chunk, prefix: str, raw: Event | None) -> list[Event]:
+    """A custom chunk of this API goes back as its value; another's has no place here."""
+    if not (chunk.name or "").startswith(prefix) or chunk.value is None:
+        return []
+    data = _obj(chunk.value)
+    event = raw.event if raw is not None else (_opt(data.get("type")) if data else None)
+    return [Event(event, chunk.value)]
+
+
+def _first(items: list[Any]) -> Mapping[str, Any] | None:
+    return _obj(items[0]) if items else None
+
+
+def _event_data(event: Event | None) -> Mapping[str, Any] | None:
+    return _obj(event.data) if event is not None else None
+
+
+# -- Chat Completions ---------------------------------------------------------------------------
+
+_CHAT_KEYS = frozenset({"messages", "tools", "model", "stream"})
+_CHAT_ROLES: dict[Any, Role] = {
+    **{r: r for r in ("system", "user", "assistant", "tool")},
+    "developer": "system",
+    "function": "tool",
+}
+_CHAT_FINISH = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
+_REASONING_KEYS = ("reasoning_content", "reasoning")  # OpenAI-compatible servers' reasoning
+_DELTA_KEYS = frozenset({"content", "tool_calls", *_REASONING_KEYS})
+_CHAT_USAGE = ("prompt_tokens", "completion_tokens")
+
+
+def _chat_call_in(item: Any) -> ToolCall:
+    call = _obj(item) or {}
+    if call.get("type") == "custom":  # free-form input reads as {"input": ...}
+        custom = _obj(call.get("custom")) or {}
+        args: dict[str, Any] = {"input": custom.get("input", "")}
+        return ToolCall(_str(call.get("id")), _str(custom.get("name")), args, raw=item)
+    fn = _obj(call.get("function")) or {}
+    args = _args_in(fn.get("arguments"))
+    return ToolCall(_str(call.get("id")), _str(fn.get("name")), args, raw=item)
+
+
+def _chat_call_out(call: ToolCall) -> Any:
+    raw = _obj(call.raw)
+    if raw is not None and _chat_call_in(raw) == call:
+        return call.raw
+    if raw is not None and raw.get("type") == "custom":
+        custom = {"name": call.name, "input": _str(call.arguments.get("input"))}
+        return {"id": call.id, "type": "custom", "custom": custom}
+    fn = {"name": call.name, "arguments": _args_out(call.arguments)}
+    return {"id": call.id, "type": "function", "function": fn}
+
+
+def _chat_message(item: Any) -> Message | None:
+    data = _obj(item)
+    role = _CHAT_ROLES.get(data.get("role")) if data is not None else None
+    if data is None or role is None:
+        return None
+    calls = tuple(_chat_call_in(c) for c in _list(data.get("tool_calls")))
+    content = _content_in(data.get("content"))
+    return Message(role, content, calls, _opt(data.get("tool_call_id")), _opt(data.get("name")))
+
+
+def _chat_part(part: Part) -> _J:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    return {"type": "image_url", "image_url": {"url": part.url}}
+
+
+def _chat_render(message: Message, base: list[Any]) -> list[Any]:
+    """A chat message dict, over the dict it replaces: its role spelling ("developer") and
+    unmodelled keys are kept. `name` is not added to tool messages (not in the API)."""
+    old = next((_obj(i) for i in base if _chat_message(i) is not None), None)
+    out: _J = dict(old) if old is not None else {"role": message.role}
+    content = _content_out(message.content, old.get("content") if old else None, _chat_part)
+    out["content"] = content if content or not message.tool_calls else None
+    if message.tool_calls:
+        out["tool_calls"] = [_chat_call_out(c) for c in message.tool_calls]
+    else:
+        out.pop("tool_calls", None)
+    for key, value in (("tool_call_id", message.tool_call_id), ("name", message.name)):
+        if value is None or (key == "name" and message.role == "tool" and key not in out):
+            out.pop(key, None)
+        else:
+            out[key] = value
+    return _splice(base, lambda i: _chat_message(i) is not None, [out])
+
+
+def _chat_tool(item: Any) -> ToolSpec | None:
+    tool = _obj(item)
+    fn = _obj(tool.get("function")) if tool is not None else None
+    if tool is None or tool.get("type", "function") != "function" or fn is None:
+        return None
+    params = _obj(fn.get("parameters"))
+    spec = ToolSpec(_str(fn.get("name")), _str(fn.get("description")))
+    return spec if params is None else spec.replace(parameters=dict(params))
+
+
+def _chat_tool_out(spec: ToolSpec, old: Mapping[str, Any] | None) -> _J:
+    fn: _J = dict(_obj(old.get("function")) or {}) if old is not None else {}
+    fn.update(name=spec.name, parameters=dict(spec.parameters))
+    if spec.description:
+        fn["description"] = spec.description
+    else:
+        fn.pop("description", None)
+    return {**(old or {}), "type": "function", "function": fn}
+
+
+class ChatCompletionsWire(Wire):
+    """``POST /chat/completions``.
+
+    Stream: one chunk per ``chat.completion.chunk`` event, from its first choice (events of
+    other choices, ``n > 1``, are custom ``openai.chat.choice``). A delta names a tool call's
+    id and name only in its first event, so ``tool_call_args`` chunks carry no
+    `tool_call_id`; their `value` (and that of ``tool_call_start``) is the call's ``index``
+    in the delta, and OpenAI streams calls one after the other, so an args chunk belongs to
+    the latest call started. A delta with several things is read by priority: tool call,
+    content, reasoning, finish, usage; `finish_reason` and `usage` are set whatever the kind.
+    """
+
+    __slots__ = ()
+    path = "/chat/completions"
+
+    def _read(self, body: Mapping[str, Any]) -> tuple[ModelRequest, list[_Group], list[Any]]:
+        groups, head = _groups(body.get("messages"), _chat_message)
+        tools = (s for t in _list(body.get("tools")) if (s := _chat_tool(t)) is not None)
+        request = ModelRequest(
+            tuple(m for m, _ in groups),
+            tuple(tools),
+            _opt(body.get("model")),
+            _options(body, _CHAT_KEYS),
+            bool(body.get("stream")),
+        )
+        return request, groups, head
+
+    def request(self, body: Mapping[str, Any]) -> ModelRequest:
+        return self._read(body)[0]
+
+    def write_request(self, request: ModelRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+        read, groups, head = self._read(body)
+        out = dict(body)
+        if request == read:
+            return out
+        if request.messages != read.messages:
+            out["messages"] = _write_groups(groups, head, request.messages, _chat_render)
+        if request.tools != read.tools:
+            _write_tools(out, body, request.tools, _chat_tool, _chat_tool_out)
+        _write_common(out, body, request, _CHAT_KEYS)
+        return out
+
+    def response(self, data: Mapping[str, Any]) -> ModelResponse:
+        choices = _list(data.get("choices"))
+        choice = _first(choices) or {}
+        message = _chat_message(choice.get("message")) or Message("assistant")
+        finish = _opt(choice.get("finish_reason"))
+        usage = _usage_in(data, *_CHAT_USAGE)
+        return ModelResponse(message, usage, finish, _opt(data.get("model")), raw=data)
+
+    def write_response(
+        self, response: ModelResponse, data: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        message = response.message.replace(content=response.text)  # the API's content is a str
+        calls = bool(message.tool_calls)
+        fresh = data is None
+        if data is None:
+            head = _chat_head(None, response.model)
+            data = {**head, "object": "chat.completion", "choices": []}
+        out = dict(data)
+        choices = _list(data.get("choices"))
+        choice: _J = dict(_first(choices) or {"index": 0, "logprobs": None})
+        old = _obj(choice.get("message")) or {"role": "assistant", "refusal": None}
+        if fresh or _chat_message(old) != message:
+            choice["message"] = _chat_render(message, [old])[0]
+        if response.finish_reason is not None or choice.get("finish_reason") is None:
+            default = "tool_calls" if calls else "stop"
+            choice["finish_reason"] = _finish(response.finish_reason, _CHAT_FINISH, default)
+        out["choices"] = [choice, *choices[1:]]
+        if response.usage is not None:
+            out["usage"] = _usage_out(response.usage, data.get("usage"), *_CHAT_USAGE, {})
+        if response.model is not None:
+            out["model"] = response.model
+        return out
+
+    def chunk(self, event: Event) -> Chunk:
+        data = _obj(event.data)
+        if data is None:
+            name = "done" if event.data == "[DONE]" else "event"
+            return Chunk("custom", name=f"openai.chat.{name}", value=event.data, raw=event)
+        usage = _usage_in(data, *_CHAT_USAGE)
+        choices = _list(data.get("choices"))
+        choice = _first(choices) or {}
+        if not choices or "error" in data or choice.get("index", 0) != 0:
+            if usage is not None and not choices:
+                return Chunk("usage", usage=usage, raw=event)
+            name = "error" if "error" in data else "choice" if choices else "chunk"
+            return Chunk("custom", name=f"openai.chat.{name}", value=data, raw=event)
+        delta = _obj(choice.get("delta")) or {}
+        finish = _opt(choice.get("finish_reason"))
+        calls = _list(delta.get("tool_calls"))
+        if calls:
+            call = _obj(calls[0]) or {}
+            fn = _obj(call.get("function")) or {}
+            args, index = _str(fn.get("arguments")), call.get("index", 0)
+            if call.get("id") or fn.get("name"):
+                ids = (_opt(call.get("id")), _opt(fn.get("name")))
+                return Chunk("tool_call_start", args, *ids, usage, finish, value=index, raw=event)
+            return Chunk("tool_call_args", args, None, None, usage, finish, value=index, raw=event)
+        if delta.get("content"):
+            return Chunk("text", _str(delta["content"]), None, None, usage, finish, raw=event)
+        for key in _REASONING_KEYS:
+            if delta.get(key) and isinstance(delta[key], str):
+                return Chunk("reasoning", delta[key], None, None, usage, finish, raw=event)
+        if finish is not None:
+            return Chunk("finish", usage=usage, finish_reason=finish, raw=event)
+        if usage is not None:
+            return Chunk("usage", usage=usage, raw=event)
+        name = "role" if delta.get("role") else "refusal" if delta.get("refusal") else "chunk"
+        return Chunk("custom", name=f"openai.chat.{name}", value=data, raw=event)
+
+    def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:
+        raw = chunk.raw if isinstance(chunk.raw, Event) else None
+        kind = chunk.kind
+        if kind == "custom":
+            return _custom_events(chunk, "openai.chat.", raw)
+        if kind == "tool_call_end":  # Chat Completions has no such event
+            return []
+        src = _event_data(raw)
+        out: _J = dict(src) if src is not None else _chat_head(_event_data(template))
+        if kind == "usage":
+            out["choices"] = []
+        else:
+            choices = _list(out.get("choices"))
+            choice: _J = dict(_first(choices) or {"index": 0})
+            old = _obj(choice.get("delta")) or {}
+            delta = {k: v for k, v in old.items() if k not in _DELTA_KEYS}
+            if kind == "text":
+                delta["content"] = chunk.text
+            elif kind == "reasoning":
+                key = next((k for k in _REASONING_KEYS if k in old), _REASONING_KEYS[0])
+                delta[key] = chunk.text
+            elif kind in ("tool_call_start", "tool_call_args"):
+                call: _J = {"index": chunk.value if isinstance(chunk.value, int) else 0}
+                fn: _J = {"arguments": chunk.text}
+                if kind == "tool_call_start":
+                    call.update(id=chunk.tool_call_id, type="function")
+                    fn = {"name": chunk.tool_name, **fn}
+                delta["tool_calls"] = [{**call, "function": fn}]
+            if delta.get("content") != old.get("content") and choice.get("logprobs") is not None:
+                choice["logprobs"] = None  # they described the old text
+            choice["delta"] = delta
+            finish = chunk.finish_reason
+            if kind == "finish" or finish is not None:
+                choice["finish_reason"] = _finish(finish, _CHAT_FINISH, "stop")
+            else:
+                choice["finish_reason"] = None
+            out["choices"] = [choice, *choices[1:]]
+        if chunk.usage is not None:
+            out["usage"] = _usage_out(chunk.usage, out.get("usage"), *_CHAT_USAGE, {})
+        elif out.get("usage") is not None:
+            out["usage"] = None
+        return [Event(raw.event if raw is not None else None, out)]
+
+    def stream_events(self, response: ModelResponse) -> list[Event]:
+        head = _chat_head(None, response.model)
+        calls = response.message.tool_calls
+
+        def event(delta: _J, finish: str | None = None) -> Event:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
+            return Event(None, {**head, "choices": [choice]})
+
+        events = [event({"role": "assistant", "content": "", "refusal": None})]
+        events += [event({"content": p}) for p in _pieces(response.text)]
+        for i, call in enumerate(calls):
+            fn = {"name": call.name, "arguments": ""}
+            start = {"index": i, "id": call.id, "type": "function", "function": fn}
+            events.append(event({"tool_calls": [start]}))
+            for piece in _pieces(_args_out(call.arguments)):
+                events.append(
+                    event({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+                )
+        default = "tool_calls" if calls else "stop"
+        events.append(event({}, _finish(response.finish_reason, _CHAT_FINISH, default)))
+        if response.usage is not None:
+            usage = _usage_out(response.usage, None, *_CHAT_USAGE, {})
+            events.append(Event(None, {**head, "choices": [], "usage": usage}))
+        events.append(Event(None, "[DONE]"))
+        return events
+
+
+def _chat_head(template: Mapping[str, Any] | None, model: str | None = None) -> _J:
+    """The fields every chunk of a stream repeats: the template's, or fresh ones."""
+    t = template or {}
+    head: _J = {
+        "id": _str(t.get("id")) or _uid("chatcmpl-"),
+        "object": _str(t.get("object")) or "chat.completion.chunk",
+        "created": _int(t.get("created")) or int(time.time()),
+        "model": model or _str(t.get("model")),
+    }
+    head.update((k, t[k]) for k in ("system_fingerprint", "service_tier") if k in t)
+    return head
+
+
+# -- Responses ----------------------------------------------------------------------------------
+
+_RESP_KEYS = frozenset({"input", "instructions", "tools", "model", "stream"})
+_RESP_ROLES: dict[Any, Role] = {
+    **{r: r for r in ("system", "user", "assistant")},
+    "developer": "system",
+}
+_RESP_STATUS = frozenset(
+    {"completed", "failed", "in_progress", "cancelled", "queued", "incomplete"}
+)
+_RESP_USAGE = ("input_tokens", "output_tokens")
+_RESP_USAGE_BASE: Mapping[str, Any] = {
+    "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+    "output_tokens_details": {"reasoning_tokens": 0},
+}
+_REASONING_DELTAS = frozenset(
+    {"response.reasoning_text.delta", "response.reasoning_summary_text.delta"}
+)
+_TERMINAL = frozenset({"response.completed", "response.incomplete"})
+_EVENT_KINDS = {
+    "text": "response.output_text.delta",
+    "reasoning": "response.reasoning_text.delta",
+    "tool_call_start": "response.output_item.added",
+    "tool_call_args": "response.function_call_arguments.delta",
+    "tool_call_end": "response.output_item.done",
+    "usage": "response.completed",
+    "finish": "response.completed",
+}
+
+
+def _resp_call_in(item: Mapping[str, Any]) -> ToolCall:
+    args = _args_in(item.get("arguments"))
+    return ToolCall(_str(item.get("call_id")), _str(item.get("name")), args, raw=item)
+
+
+def _resp_call_out(call: ToolCall, output: bool) -> Any:
+    raw = _obj(call.raw)
+    if raw is not None and raw.get("type") == "function_call" and _resp_call_in(raw) == call:
+        return call.raw
+    out: _J = {"type": "function_call", "call_id": call.id, "name": call.name}
+    out["arguments"] = _args_out(call.arguments)
+    return {"id": _uid("fc_"), **out, "status": "completed"} if output else out
+
+
+def _resp_type(item: Any) -> str | None:
+    """The modelled kind of an input or output item, or None."""
+    data = _obj(item)
+    if data is None:
+        return None
+    kind = data.get("type", "message")
+    if kind == "message":
+        return kind if data.get("role") in _RESP_ROLES else None
+    return kind if kind in ("function_call", "function_call_output") else None
+
+
+def _resp_read(item: Any) -> Message | None:
+    kind = _resp_type(item)
+    data = _obj(item) or {}
+    if kind == "message":
+        return Message(_RESP_ROLES[data["role"]], _content_in(data.get("content")))
+    if kind == "function_call":
+        return Message("assistant", "", (_resp_call_in(data),))
+    if kind == "function_call_output":
+        return Message.tool(_content_in(data.get("output")), _str(data.get("call_id")))
+    return None
+
+
+def _resp_join(last: Message, item: Any) -> Message | None:
+    """A function call after an assistant message (or call) belongs to it, as in chat."""
+    if last.role != "assistant" or _resp_type(item) != "function_call":
+        return None
+    return last.replace(tool_calls=(*last.tool_calls, _resp_call_in(_obj(item) or {})))
+
+
+def _resp_part(role: str) -> Callable[[Part], _J]:
+    def part(p: Part) -> _J:
+        if isinstance(p, ImagePart):
+            return {"type": "input_image", "image_url": p.url, "detail": "auto"}
+        if role == "assistant":
+            return {"type": "output_text", "text": p.text, "annotations": []}
+        return {"type": "input_text", "text": p.text}
+
+    return part
+
+
+def _resp_render(message: Message, base: list[Any]) -> list[Any]:
+    """Input items for `message`, over the items it replaces: their ids, statuses, unmodelled
+    parts and keys, and the unmodelled items around them (reasoning) are kept."""
+    old = {kind: _obj(i) for i in reversed(base) if (kind := _resp_type(i)) is not None}
+    items: list[Any] = []
+    if message.role == "tool":
+        was = old.get("function_call_output")
+        out: _J = dict(was) if was is not None else {"type": "function_call_output"}
+        out["call_id"] = message.tool_call_id or ""
+        part = _resp_part("user")
+        out["output"] = _content_out(message.content, (was or {}).get("output"), part)
+        items.append(out)
+    else:
+        if message.role != "assistant" or message.content or not message.tool_calls:
+            was = old.get("message")
+            out = dict(was) if was is not None else {"type": "message", "role": message.role}
+            part = _resp_part(message.role)
+            out["content"] = _content_out(message.content, (was or {}).get("content"), part)
+            items.append(out)
+        items += [_resp_call_out(c, False) for c in message.tool_calls]
+    return _splice(base, lambda i: _resp_type(i) is not None, items)
+
+
+def _resp_tool(item: Any) -> ToolSpec | None:
+    tool = _obj(item)
+    if tool is None or tool.get("type") != "function":
+        return None
+    params = _obj(tool.get("parameters"))
+    spec = ToolSpec(_str(tool.get("name")), _str(tool.get("description")))
+    return spec if params is None else spec.replace(parameters=dict(params))
+
+
+def _resp_tool_out(spec: ToolSpec, old: Mapping[str, Any] | None) -> _J:
+    # `strict` defaults to true in this API, which refuses most hand-written schemas
+    out: _J = {"strict": False, **(old or {}), "type": "function", "name": spec.name}
+    out["parameters"] = dict(spec.parameters)
+    if spec.description:
+        out["description"] = spec.description
+    else:
+        out.pop("description", None)
+    return out
+
+
+def _resp_status(reason: str | None) -> str:
+    if reason is not None and reason in _RESP_STATUS:
+        return reason
+    return "incomplete" if _FOREIGN_FINISH.get(reason or "", reason) == "length" else "completed"
+
+
+def _output_items(message: Message, old: list[Any]) -> list[Any]:
+    """Output items for an answer, over `old`: a message item (its id kept) unless the answer
+    is only tool calls, then one function call item per call; other items stay in place."""
+    items: list[Any] = []
+    if message.text or not message.tool_calls:
+        was = next((_obj(i) for i in old if _resp_type(i) == "message"), None)
+        out: _J = dict(was) if was is not None else {"id": _uid("msg_"), "type": "message"}
+        out.update(role="assistant", status=out.get("status") or "completed")
+        if was is None or _output_text(was) != message.text:
+            part: _J = {"type": "output_text", "text": message.text}
+            out["content"] = [{**part, "annotations": [], "logprobs": []}]
+        items.append(out)
+    items += [_resp_call_out(c, True) for c in message.tool_calls]
+    return _splice(old, lambda i: _resp_type(i) in ("message", "function_call"), items)
+
+
+def _output_text(item: Mapping[str, Any]) -> str:
+    parts = (_obj(p) or {} for p in _list(item.get("content")))
+    return "".join(_str(p.get("text")) for p in parts if p.get("type") == "output_text")
+
+
+class ResponsesWire(Wire):
+    """``POST /responses``.
+
+    `instructions` is a leading system message; a leading system message is written back
+    there, unless the input itself began with one. Input items map to messages as in chat:
+    function calls join the assistant message before them, a function call output is a tool
+    message; other items travel with the next message. Stream: text and reasoning deltas,
+    a function call item added / done (``tool_call_start`` / ``tool_call_end``, `value` =
+    ``output_index``), argument deltas (``tool_call_args``, no `tool_call_id`, same `value`),
+    ``response.completed`` / ``incomplete`` (``usage``, or ``finish``, with the status as
+    `finish_reason`); every other event is custom ``openai.responses.<type>``.
+    """
+
+    __slots__ = ()
+    path = "/responses"
+    restates = True
+
+    def restate(self, event: Event, delivered: dict[Any, Any]) -> Event:
+        """Closing events repeat the whole text (`output_text.done`, `content_part.done`,
+        `output_item.done`, `response.completed`); they carry what the deltas delivered, so
+        `get_final_response()` and the SDK's snapshots agree with what the caller read."""
+        raw: Any = event.data
+        if not isinstance(raw, dict):
+            return event
+        data = cast("dict[str, Any]", raw)
+        kind = data.get("type")
+        if kind == "response.output_text.delta":
+            key = (data.get("item_id"), data.get("content_index"))
+            delivered[key] = delivered.get(key, "") + str(data.get("delta", ""))
+            return event
+        closing = isinstance(kind, str) and (
+            kind.endswith(".done")
+            or kind in ("response.completed", "response.incomplete", "response.failed")
+        )
+        if not delivered or not closing:
+            return event
+        fixed: dict[str, Any] = json.loads(json.dumps(data))
+        changed = False
+
+        def settle(item_id: Any, index: Any, holder: Any, key: str) -> None:
+            nonlocal changed
+            text = delivered.get((item_id, index))
+            if isinstance(holder, dict) and text is not None:
+                found = cast("dict[str, Any]", holder)
+                if found.get(key) != text:
+                    found[key] = text
+                    changed = True
+
+        def settle_item(value: Any) -> None:
+            if isinstance(value, dict):
+                item = cast("dict[str, Any]", value)
+                if item.get("type") == "message":
+                    for index, part in enumerate(_list(item.get("content"))):
+                        if isinstance(part, dict) and cast("dict[str, Any]", part).get("type") == (
+                            "output_text"
+                        ):
+                            settle(item.get("id"), index, part, "text")
+
+        if kind == "response.output_text.done":
+            settle(fixed.get("item_id"), fixed.get("content_index"), fixed, "text")
+        elif kind == "response.content_part.done":
+            settle(fixed.get("item_id"), fixed.get("content_index"), fixed.get("part"), "text")
+        elif kind == "response.output_item.done":
+            settle_item(fixed.get("item"))
+        elif isinstance(fixed.get("response"), dict):
+            for item in _list(fixed["response"].get("output")):
+                settle_item(item)
+        return Event(event.event, fixed) if changed else event
+
+    def _read(
+        self, body: Mapping[str, Any]
+    ) -> tuple[ModelRequest, list[_Group], list[Any], Message | None]:
+        source = body.get("input")
+        if isinstance(source, str):  # a str input is one user message
+            source = [{"role": "user", "content": source}]
+        groups, head = _groups(source, _resp_read, _resp_join)
+        instructions = body.get("instructions")
+        lead = Message.system(instructions) if isinstance(instructions, str) else None
+        messages = tuple(m for m, _ in groups)
+        tools = (s for t in _list(body.get("tools")) if (s := _resp_tool(t)) is not None)
+        request = ModelRequest(
+            (lead, *messages) if lead is not None else messages,
+            tuple(tools),
+            _opt(body.get("model")),
+            _options(body, _RESP_KEYS),
+            bool(body.get("stream")),
+        )
+        return request, groups, head, lead
+
+    def request(self, body: Mapping[str, Any]) -> ModelRequest:
+        return self._read(body)[0]
+
+    def write_request(self, request: ModelRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+        read, groups, head, lead = self._read(body)
+        out = dict(body)
+        if request == read:
+            return out
+        if request.messages != read.messages:
+            messages = request.messages
+            # where the system prompt was; `instructions` is a str, so one with parts is an item
+            first = messages[0].content if messages and messages[0].role == "system" else None
+            in_input = lead is None and bool(groups) and groups[0][0].role == "system"
+            if isinstance(first, str) and not in_input:
+                out["instructions"] = first
+                messages = messages[1:]
+            elif lead is not None:
+                del out["instructions"]
+            items = _write_groups(groups, head, messages, _resp_render)
+            if items or "input" in body:
+                out["input"] = _as_str_input(items) if isinstance(body.get("input"), str) else items
+        if request.tools != read.tools:
+            _write_tools(out, body, request.tools, _resp_tool, _resp_tool_out)
+        _write_common(out, body, request, _RESP_KEYS)
+        return out
+
+    def response(self, data: Mapping[str, Any]) -> ModelResponse:
+        output = [o for i in _list(data.get("output")) if (o := _obj(i)) is not None]
+        text = "".join(_output_text(o) for o in output if o.get("type") == "message")
+        calls = tuple(_resp_call_in(o) for o in output if o.get("type") == "function_call")
+        usage = _usage_in(data, *_RESP_USAGE)
+        message = Message("assistant", text, calls)
+        status, model = _opt(data.get("status")), _opt(data.get("model"))
+        return ModelResponse(message, usage, status, model, raw=data)
+
+    def write_response(
+        self, response: ModelResponse, data: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        if data is None:
+            return _response_json(response, _output_items(response.message, []))
+        out = dict(data)
+        if self.response(data).message != response.message:
+            out["output"] = _output_items(response.message, _list(data.get("output")))
+        if response.finish_reason is not None:
+            out["status"] = _resp_status(response.finish_reason)
+        if response.usage is not None:
+            usage = _usage_out(response.usage, data.get("usage"), *_RESP_USAGE, _RESP_USAGE_BASE)
+            out["usage"] = usage
+        if response.model is not None:
+            out["model"] = response.model
+        return out
+
+    def chunk(self, event: Event) -> Chunk:
+        data = _obj(event.data)
+        if data is None:
+            return Chunk("custom", name="openai.responses.event", value=event.data, raw=event)
+        kind = _str(data.get("type")) or event.event or ""
+        index = data.get("output_index")
+        if kind == "response.output_text.delta":
+            return Chunk("text", _str(data.get("delta")), raw=event)
+        if kind in _REASONING_DELTAS:
+            return Chunk("reasoning", _str(data.get("delta")), raw=event)
+        if kind == "response.function_call_arguments.delta":
+            return Chunk("tool_call_args", _str(data.get("delta")), value=index, raw=event)
+        item = _obj(data.get("item")) or {}
+        if item.get("type") == "function_call" and kind.startswith("response.output_item."):
+            ids = (_opt(item.get("call_id")), _opt(item.get("name")))
+            if kind.endswith(".added"):
+                args = _str(item.get("arguments"))
+                return Chunk("tool_call_start", args, *ids, value=index, raw=event)
+            return Chunk("tool_call_end", "", *ids, value=index, raw=event)
+        if kind in _TERMINAL:
+            resp = _obj(data.get("response")) or {}
+            usage = _usage_in(resp, *_RESP_USAGE)
+            status = _opt(resp.get("status")) or kind.rpartition(".")[2]
+            end: ChunkKind = "usage" if usage else "finish"
+            return Chunk(end, usage=usage, finish_reason=status, raw=event)
+        return Chunk("custom", name=f"openai.responses.{kind}", value=data, raw=event)
+
+    def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:
+        raw = chunk.raw if isinstance(chunk.raw, Event) else None
+        kind = chunk.kind
+        if kind == "custom":
+            return _custom_events(chunk, "openai.responses.", raw)
+        src = _event_data(raw)
+        base = src or _event_data(template) or {}
+        was = _str(base.get("type"))
+        wanted = _EVENT_KINDS[kind]
+        status = _resp_status(chunk.finish_reason or "completed")
+        if kind == "reasoning" and was in _REASONING_DELTAS:
+            wanted = was
+        elif kind in ("usage", "finish") and status == "incomplete":
+            wanted = "response.incomplete"
+        same = src is not None and was == wanted
+        out: _J = dict(base) if same else {"type": wanted}
+        out.setdefault("sequence_number", _int(base.get("sequence_number")))
+        index = chunk.value if isinstance(chunk.value, int) else _int(base.get("output_index"))
+        if kind in ("usage", "finish"):
+            old = _obj(out.get("response")) or _obj(base.get("response"))
+            resp: _J = dict(old or _response_json(ModelResponse(), []))
+            resp["status"] = status
+            if chunk.usage is not None:
+                usage = _usage_out(chunk.usage, resp.get("usage"), *_RESP_USAGE, _RESP_USAGE_BASE)
+                resp["usage"] = usage
+            out["response"] = resp
+        elif kind in ("tool_call_start", "tool_call_end"):
+            item: _J = dict(_obj(out.get("item")) or {"id": _uid("fc_"), "arguments": ""})
+            item["type"] = "function_call"
+            item["call_id"] = chunk.tool_call_id or _str(item.get("call_id"))
+            item["name"] = chunk.tool_name or _str(item.get("name"))
+            item.setdefault("status", "in_progress" if kind == "tool_call_start" else "completed")
+            if kind == "tool_call_start":
+                item["arguments"] = chunk.text
+            out.update(output_index=index, item=item)
+        else:
+            out.setdefault("item_id", _str(base.get("item_id")))
+            if kind != "tool_call_args":
+                key = "summary_index" if "summary" in wanted else "content_index"
+                out.setdefault(key, _int(base.get(key)))
+            if kind == "text" and out.get("delta") != chunk.text:
+                out["logprobs"] = []  # they described the old text
+            out.update(output_index=index, delta=chunk.text)
+        return [Event(wanted, out)]
+
+    def stream_events(self, response: ModelResponse) -> list[Event]:
+        output = _output_items(response.message, [])
+        final = _response_json(response, output)
+        start: _J = {**final, "status": "in_progress", "output": [], "usage": None}
+        start.update(completed_at=None, incomplete_details=None)
+        numbers = itertools.count()
+        events: list[Event] = []
+
+        def emit(kind: str, **fields: Any) -> None:
+            events.append(Event(kind, {"type": kind, "sequence_number": next(numbers), **fields}))
+
+        emit("response.created", response=start)
+        emit("response.in_progress", response=dict(start))
+        for index, item in enumerate(output):
+            at: _J = {"item_id": item["id"], "output_index": index}
+            if item["type"] == "message":
+                opening: _J = {**item, "status": "in_progress", "content": []}
+                emit("response.output_item.added", output_index=index, item=opening)
+                part = item["content"][0]
+                at["content_index"] = 0
+                emit("response.content_part.added", **at, part={**part, "text": ""})
+                for piece in _pieces(part["text"]):
+                    emit("response.output_text.delta", **at, delta=piece, logprobs=[])
+                emit("response.output_text.done", **at, text=part["text"], logprobs=[])
+                emit("response.content_part.done", **at, part=part)
+            else:
+                opening = {**item, "arguments": "", "status": "in_progress"}
+                emit("response.output_item.added", output_index=index, item=opening)
+                for piece in _pieces(item["arguments"]):
+                    emit("response.function_call_arguments.delta", **at, delta=piece)
+                emit("response.function_call_arguments.done", **at, arguments=item["arguments"])
+            emit("response.output_item.done", output_index=index, item=item)
+        end = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
+        emit(end, response=final)
+        return events
+
+
+def _response_json(response: ModelResponse, output: list[Any]) -> _J:
+    """A complete Response object: the fields the API always sends, and the answer."""
+    status = _resp_status(response.finish_reason)
+    usage = response.usage
+    now = int(time.time())
+    return {
+        "id": _uid("resp_"),
+        "object": "response",
+        "created_at": now,
+        "completed_at": now if status == "completed" else None,
+        "model": response.model or "",
+        "status": status,
+        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+        "error": None,
+        "instructions": None,
+        "metadata": {},
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": None if usage is None else _usage_out(usage, None, *_RESP_USAGE, _RESP_USAGE_BASE),
+    }
+
+
+def _as_str_input(items: list[Any]) -> str | list[Any]:
+    """Input that was a str stays one while it is a single plain user message."""
+    only = _obj(items[0]) if len(items) == 1 else None
+    if only is None or only.get("role") != "user" or not isinstance(only.get("content"), str):
+        return items
+    return cast(str, only["content"]) if only.keys() <= {"type", "role", "content"} else items
+
+
+# -- legacy Completions -------------------------------------------------------------------------
+
+_COMPLETION_KEYS = frozenset({"prompt", "model", "stream"})
+_COMPLETION_FINISH = frozenset({"stop", "length", "content_filter"})
+
+
+class CompletionsWire(Wire):
+    """``POST /completions`` (legacy): a `prompt` str is one user message. Writing back, the
+    messages' texts are joined with blank lines (the API has no roles); a non-str prompt
+    (token lists, batches) is not modelled and kept unless hooks add messages."""
+
+    __slots__ = ()
+    path = "/completions"
+
+    def request(self, body: Mapping[str, Any]) -> ModelRequest:
+        prompt = body.get("prompt")
+        messages = (Message.user(prompt),) if isinstance(prompt, str) else ()
+        model, stream = _opt(body.get("model")), bool(body.get("stream"))
+        return ModelRequest(messages, (), model, _options(body, _COMPLETION_KEYS), stream)
+
+    def write_request(self, request: ModelRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+        read = self.request(body)
+        out = dict(body)
+        if request == read:
+            return out
+        if request.messages != read.messages:
+            out["prompt"] = "\n\n".join(m.text for m in request.messages)
+        _write_common(out, body, request, _COMPLETION_KEYS)
+        return out
+
+    def response(self, data: Mapping[str, Any]) -> ModelResponse:
+        choices = _list(data.get("choices"))
+        choice = _first(choices) or {}
+        message = Message.assistant(_str(choice.get("text")))
+        usage = _usage_in(data, *_CHAT_USAGE)
+        finish, model = _opt(choice.get("finish_reason")), _opt(data.get("model"))
+        return ModelResponse(message, usage, finish, model, raw=data)
+
+    def write_response(
+        self, response: ModelResponse, data: Mapping[str, Any] | None
+    ) -> dict[str, Any]:
+        out = dict(data) if data is not None else _completion_head(None, response.model)
+        choices = _list(out.get("choices"))
+        choice: _J = dict(_first(choices) or {"index": 0, "logprobs": None})
+        if choice.get("text") != response.text:
+            choice["text"] = response.text
+            choice["logprobs"] = None
+        if response.finish_reason is not None or choice.get("finish_reason") is None:
+            choice["finish_reason"] = _finish(response.finish_reason, _COMPLETION_FINISH, "stop")
+        out["choices"] = [choice, *choices[1:]]
+        if response.usage is not None:
+            out["usage"] = _usage_out(response.usage, out.get("usage"), *_CHAT_USAGE, {})
+        if response.model is not None:
+            out["model"] = response.model
+        return out
+
+    def chunk(self, event: Event) -> Chunk:
+        data = _obj(event.data)
+        if data is None:
+            name = "done" if event.data == "[DONE]" else "event"
+            return Chunk("custom", name=f"openai.completions.{name}", value=event.data, raw=event)
+        usage = _usage_in(data, *_CHAT_USAGE)
+        choices = _list(data.get("choices"))
+        choice = _first(choices) or {}
+        finish = _opt(choice.get("finish_reason"))
+        if choices and choice.get("index", 0) == 0 and "error" not in data:
+            if choice.get("text"):
+                return Chunk("text", _str(choice["text"]), None, None, usage, finish, raw=event)
+            if finish is not None:
+                return Chunk("finish", usage=usage, finish_reason=finish, raw=event)
+        if usage is not None and "error" not in data:
+            return Chunk("usage", usage=usage, raw=event)
+        name = "error" if "error" in data else "choice" if choices else "chunk"
+        return Chunk("custom", name=f"openai.completions.{name}", value=data, raw=event)
+
+    def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:
+        raw = chunk.raw if isinstance(chunk.raw, Event) else None
+        kind = chunk.kind
+        if kind == "custom":
+            return _custom_events(chunk, "openai.completions.", raw)
+        if kind not in ("text", "finish", "usage"):  # no tool calls or reasoning in this API
+            return []
+        src = _event_data(raw)
+        out: _J = dict(src) if src is not None else _completion_head(_event_data(template))
+        if kind == "usage":
+            out["choices"] = []
+        else:
+            choices = _list(out.get("choices"))
+            choice: _J = dict(_first(choices) or {"index": 0, "logprobs": None})
+            text = chunk.text if kind == "text" else ""
+            if choice.get("text") != text:
+                choice["logprobs"] = None
+            choice["text"] = text
+            finish = chunk.finish_reason
+            if kind == "text" and finish is None:
+                choice["finish_reason"] = None
+            else:
+                choice["finish_reason"] = _finish(finish, _COMPLETION_FINISH, "stop")
+            out["choices"] = [choice, *choices[1:]]
+        if chunk.usage is not None:
+            out["usage"] = _usage_out(chunk.usage, out.get("usage"), *_CHAT_USAGE, {})
+        elif out.get("usage") is not None:
+            out["usage"] = None
+        return [Event(raw.event if raw is not None else None, out)]
+
+    def stream_events(self, response: ModelResponse) -> list[Event]:
+        head = _completion_head(None, response.model)
+
+        def event(text: str, finish: str | None) -> Event:
+            choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish}
+            return Event(None, {**head, "choices": [choice]})
+
+        events = [event(p, None) for p in _pieces(response.text)]
+        events.append(event("", _finish(response.finish_reason, _COMPLETION_FINISH, "stop")))
+        if response.usage is not None:
+            usage = _usage_out(response.usage, None, *_CHAT_USAGE, {})
+            events.append(Event(None, {**head, "choices": [], "usage": usage}))
+        events.append(Event(None, "[DONE]"))
+        return events
+
+
+def _completion_head(template: Mapping[str, Any] | None, model: str | None = None) -> _J:
+    t = template or {}
+    return {
+        "id": _str(t.get("id")) or _uid("cmpl-"),
+        "object": "text_completion",
+        "created": _int(t.get("created")) or int(time.time()),
+        "model": model or _str(t.get("model")),
+        "choices": [],
+    }

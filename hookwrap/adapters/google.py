@@ -1,0 +1,446 @@
+"""google-genai clients: hooks around every model call, streamed or not, sync or `aio`.
+
+Every `generate_content` (and `generate_content_stream`, chats, automatic function calling)
+ends in one call of the SDK's API client: `request` / `async_request` with the JSON body as
+a dict, or `request_streamed` / `async_request_streamed`, which yield one `HttpResponse` per
+streamed JSON object. The wrapped client's `models`, `chats` and `aio` are built over a
+proxy of that API client whose four methods run `:generateContent` and
+`:streamGenerateContent` calls through the hooks (every other request passes straight
+through): hooks see the body going out and the JSON coming back, and the SDK builds its
+native `GenerateContentResponse`s from what the hooks left. The user's client is not changed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from typing import Any, cast
+
+import wrapt
+
+from .._adapter import Adapter, Call
+from .._convert import message_from
+from .._engine import ModelEngine
+from .._stack import Chain
+from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
+from ._google_wire import GeminiWire
+from ._wire import Event
+
+__all__ = ["GeminiAdapter", "GeminiAsyncClient", "GeminiClient", "is_client", "wrap", "wrap_client"]
+
+_MODEL_CALLS = (":generateContent", ":streamGenerateContent")
+_WIRE = GeminiWire()
+
+
+class _Sent(Event):
+    """A streamed object as the SDK yielded it, with its `HttpResponse`, handed back as is
+    while the chunk made from it is unchanged."""
+
+    __slots__ = ("http",)
+
+    def __init__(self, data: Any, http: Any) -> None:
+        super().__init__(None, data)
+        self.http = http
+
+
+class _Exchange:
+    """One model call's native side, beside the SDK's own arguments in `Call.args`."""
+
+    __slots__ = ("headers", "path", "template")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.template: Event | None = None  # the stream's first object (model, response id)
+        self.headers: dict[str, str] = {}  # the headers of the HTTP response, for new ones
+
+
+def _body(http: Any) -> Any:
+    body = http.body
+    return json.loads(body) if body else {}
+
+
+def _stream_of(gen: Any) -> Any:
+    """The HTTP response under the SDK's streaming generator, to close it with the generator.
+
+    Closing the SDK's async generator does not close the HTTP response it reads (the event
+    loop's finalizer does, later); its frame holds it as `session_response` (sync) or
+    `response` (async), once started.
+    """
+    frame = getattr(gen, "gi_frame", None) or getattr(gen, "ag_frame", None)
+    if frame is None:
+        return None
+    found = frame.f_locals.get("session_response") or frame.f_locals.get("response")
+    stream = getattr(found, "response_stream", None)
+    return None if stream is None or isinstance(stream, list) else stream
+
+
+class GeminiAdapter(Adapter):
+    """Neutral views of an API client call's JSON; the SDK parses what hooks leave.
+
+    A `Call` holds the original bound method and `(http_method, path, request_dict,
+    http_options, exchange)`.
+    """
+
+    __slots__ = ("http_cls", "is_async")
+
+    def __init__(self, is_async: bool, http_cls: Callable[..., Any] | None = None) -> None:
+        if http_cls is None:
+            from google.genai import types
+
+            http_cls = types.HttpResponse
+        self.is_async = is_async
+        self.http_cls = http_cls
+
+    # -- the request ------------------------------------------------------------------------
+
+    def request(self, call: Call) -> ModelRequest:
+        request = _WIRE.view(call.args[2], call.args[1], call)
+        call.request = request
+        return request
+
+    def invoke(self, request: ModelRequest) -> Any:
+        call = request.raw
+        if not isinstance(call, Call):
+            raise TypeError(
+                "the ModelRequest has lost its `raw` call record; build new requests with "
+                "request.replace(...) so hookwrap can still call the model"
+            )
+        method, path, body, options = call.args[:4]
+        if request is not call.request:
+            body = _WIRE.write_request(request, body)
+            path = _WIRE.write_path(request, path)
+        return call.fn(method, path, body, options)
+
+    # -- the answer -------------------------------------------------------------------------
+
+    def response(self, native: Any, call: Call | None) -> ModelResponse:
+        response = _WIRE.response(_body(native))
+        if call is not None:
+            call.response = response
+            call.result = native
+        return response
+
+    def _seen(self, http: Any, ex: _Exchange) -> _Sent:
+        event = _Sent(_body(http), http)
+        if ex.template is None:
+            ex.template = event
+            ex.headers = dict(http.headers or {})
+        return event
+
+    def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
+        assert call is not None
+        ex: _Exchange = call.args[4]
+        chunk = _WIRE.chunk
+        stream = None
+        try:
+            for http in native:
+                if stream is None:  # the SDK's generator holds it once started
+                    stream = _stream_of(native)
+                yield chunk(self._seen(http, ex))
+        finally:
+            native.close()
+            if stream is not None:
+                stream.close()
+
+    async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+        assert call is not None
+        ex: _Exchange = call.args[4]
+        chunk = _WIRE.chunk
+        stream = None
+        try:
+            async for http in native:
+                if stream is None:  # the SDK's generator holds it once started
+                    stream = _stream_of(native)
+                yield chunk(self._seen(http, ex))
+        finally:
+            await native.aclose()
+            if stream is not None:
+                aclose = getattr(stream, "aclose", None)
+                await aclose() if aclose is not None else stream.close()
+
+    def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
+        assert call is not None
+        raw = chunk.raw
+        if isinstance(raw, Event) and _WIRE.chunk(raw) == chunk:
+            return raw
+        ex: _Exchange = call.args[4]
+        return _WIRE.write_chunk(chunk, ex.template) or DROP
+
+    def respond_chunks(self, response: ModelResponse, request: ModelRequest) -> list[Chunk]:
+        events = _WIRE.stream_events(response)
+        call = request.raw
+        if isinstance(call, Call) and call.args[4].template is None:
+            call.args[4].template = events[0]
+        return [_WIRE.chunk(event) for event in events]
+
+    def coerce(self, value: Any, call: Call | None) -> ModelResponse:
+        if isinstance(value, ModelResponse):
+            return value
+        if isinstance(value, str):
+            made: ModelResponse = new_response(
+                new_message("assistant", value), None, None, None, None
+            )
+            return made
+        if isinstance(value, Message):
+            return ModelResponse(value)
+        if isinstance(value, Mapping):
+            item: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+            if "candidates" in item:  # a Gemini response body
+                return _WIRE.response(item)
+            return ModelResponse(message_from({"role": "assistant", **item}))
+        if type(value).__name__ == "GenerateContentResponse":  # the SDK's own, e.g. cached
+            return _WIRE.response(value.model_dump(mode="json", by_alias=True, exclude_none=True))
+        raise TypeError(
+            "a google-genai model call answers with a ModelResponse, Message, str, dict or "
+            "GenerateContentResponse "
+            f"(got {type(value).__name__}: {value!r})"
+        )
+
+    # -- back to the SDK --------------------------------------------------------------------
+
+    def native(self, response: ModelResponse, call: Call | None) -> Any:
+        assert call is not None
+        if response is call.response:
+            return call.result
+        ex: _Exchange = call.args[4]
+        if ":streamGenerateContent" in ex.path:  # a wrap hook answered a stream whole
+            return self.stream_result(iter(_WIRE.stream_events(response)), call)
+        raw = response.raw
+        base = cast("Mapping[str, Any]", raw) if isinstance(raw, Mapping) else None
+        data = _WIRE.write_response(response, base)
+        result = call.result
+        headers = dict(result.headers or {}) if result is not None else {}
+        return self.http_cls(headers=headers, body=json.dumps(data))
+
+    def _http(self, item: Any, ex: _Exchange) -> Iterator[Any]:
+        if isinstance(item, _Sent):
+            yield item.http
+        elif isinstance(item, Event):
+            yield self.http_cls(headers=ex.headers, body=json.dumps(item.data))
+        else:  # the objects standing for one changed chunk
+            for event in item:
+                yield self.http_cls(headers=ex.headers, body=json.dumps(event.data))
+
+    def stream_result(self, stream: Any, call: Call | None) -> Any:
+        assert call is not None
+        ex: _Exchange = call.args[4]
+        if self.is_async:
+            return self._ahttp_stream(stream, ex)
+        return self._http_stream(stream, ex)
+
+    def _http_stream(self, stream: Iterator[Any], ex: _Exchange) -> Iterator[Any]:
+        try:
+            for item in stream:
+                yield from self._http(item, ex)
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+
+    async def _ahttp_stream(self, stream: Any, ex: _Exchange) -> AsyncIterator[Any]:
+        try:
+            if hasattr(stream, "__anext__"):
+                async for item in stream:
+                    for http in self._http(item, ex):
+                        yield http
+            else:
+                for item in stream:
+                    for http in self._http(item, ex):
+                        yield http
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+
+# -- installing the hooks ---------------------------------------------------------------------
+
+
+def _is_model_call(method: str, path: str) -> bool:
+    return method.lower() == "post" and any(p in path for p in _MODEL_CALLS)
+
+
+class _Layer:
+    """One stack of hooks: its sync and async engines, built once.
+
+    A client serves both shapes; a stack one shape cannot run (an async hook for sync
+    calls, a sync `call_next` hook for async ones) is refused when that shape is called,
+    and when wrapping if it fits neither.
+    """
+
+    __slots__ = ("aengine", "chain", "engine", "refused")
+
+    def __init__(self, chain: Chain, what: str, shapes: Iterable[bool] = (False, True)) -> None:
+        self.chain = chain
+        self.engine: ModelEngine | None = None
+        self.aengine: ModelEngine | None = None
+        self.refused: dict[bool, TypeError] = {}
+        for is_async in shapes:
+            try:
+                engine = ModelEngine(GeminiAdapter(is_async), chain, is_async, what)
+            except TypeError as exc:
+                self.refused[is_async] = exc
+                continue
+            if is_async:
+                self.aengine = engine
+            else:
+                self.engine = engine
+        if self.engine is None and self.aengine is None:
+            if len(self.refused) == 1:
+                raise next(iter(self.refused.values()))
+            reasons = "\n".join(f"- {exc}" for exc in self.refused.values())
+            raise TypeError(f"these hooks fit neither sync nor async calls of {what}:\n{reasons}")
+
+    def refuse(self, is_async: bool) -> TypeError:
+        return TypeError(str(self.refused[is_async]))
+
+
+class _HookedApiClient(wrapt.ObjectProxy[Any]):
+    """The SDK's API client with its model calls run through one layer of hooks."""
+
+    def __init__(self, api_client: Any, layer: _Layer) -> None:
+        super().__init__(api_client)
+        self._self_layer = layer
+
+    def _run(self, fn: Any, method: str, path: str, body: Any, options: Any) -> Any:
+        engine = self._self_layer.engine
+        if engine is None:
+            raise self._self_layer.refuse(False)
+        return engine.call(fn, None, (method, path, body, options, _Exchange(path)), {})
+
+    async def _arun(self, fn: Any, method: str, path: str, body: Any, options: Any) -> Any:
+        engine = self._self_layer.aengine
+        if engine is None:
+            raise self._self_layer.refuse(True)
+        return await engine.acall(fn, None, (method, path, body, options, _Exchange(path)), {})
+
+    def request(
+        self, http_method: str, path: str, request_dict: Any, http_options: Any = None
+    ) -> Any:
+        fn = self.__wrapped__.request
+        if not _is_model_call(http_method, path):
+            return fn(http_method, path, request_dict, http_options)
+        return self._run(fn, http_method, path, request_dict, http_options)
+
+    def request_streamed(
+        self, http_method: str, path: str, request_dict: Any, http_options: Any = None
+    ) -> Any:
+        fn = self.__wrapped__.request_streamed
+        if not _is_model_call(http_method, path):
+            return fn(http_method, path, request_dict, http_options)
+        return self._run(fn, http_method, path, request_dict, http_options)
+
+    async def async_request(
+        self, http_method: str, path: str, request_dict: Any, http_options: Any = None
+    ) -> Any:
+        fn = self.__wrapped__.async_request
+        if not _is_model_call(http_method, path):
+            return await fn(http_method, path, request_dict, http_options)
+        return await self._arun(fn, http_method, path, request_dict, http_options)
+
+    async def async_request_streamed(
+        self, http_method: str, path: str, request_dict: Any, http_options: Any = None
+    ) -> Any:
+        fn = self.__wrapped__.async_request_streamed
+        if not _is_model_call(http_method, path):
+            return await fn(http_method, path, request_dict, http_options)
+        return await self._arun(fn, http_method, path, request_dict, http_options)
+
+
+class GeminiAsyncClient(wrapt.ObjectProxy[Any]):
+    """`client.aio` of a wrapped client (or a wrapped `AsyncClient`): `models` and `chats`
+    go through the hooks, everything else is the SDK's own."""
+
+    def __init__(self, aio: Any, api: Any, chain: Chain) -> None:
+        super().__init__(aio)
+        from google.genai.models import AsyncModels
+
+        self._self_api = api
+        self._self_chain = chain
+        self._self_models = AsyncModels(api)
+
+    @property
+    def models(self) -> Any:
+        return self._self_models
+
+    @property
+    def chats(self) -> Any:
+        from google.genai.chats import AsyncChats
+
+        return AsyncChats(modules=self._self_models)
+
+    async def __aenter__(self) -> Any:
+        await self.__wrapped__.__aenter__()
+        return self
+
+    def __repr__(self) -> str:
+        return f"<hookwrap client {self.__wrapped__!r}>"
+
+
+class GeminiClient(wrapt.ObjectProxy[Any]):
+    """What `hw.wrap(genai.Client(...))` returns: the client, `isinstance` and untouched
+    attributes intact, whose `models`, `chats` and `aio` call the model through the hooks."""
+
+    def __init__(self, client: Any, api: Any, chain: Chain) -> None:
+        super().__init__(client)
+        from google.genai.models import Models
+
+        self._self_api = api
+        self._self_chain = chain
+        self._self_models = Models(api)
+        self._self_aio = GeminiAsyncClient(client.aio, api, chain)
+
+    @property
+    def models(self) -> Any:
+        return self._self_models
+
+    @property
+    def chats(self) -> Any:
+        from google.genai.chats import Chats
+
+        return Chats(modules=self._self_models)
+
+    @property
+    def aio(self) -> Any:
+        return self._self_aio
+
+    def __enter__(self) -> Any:
+        self.__wrapped__.__enter__()
+        return self
+
+    def __repr__(self) -> str:
+        return f"<hookwrap client {self.__wrapped__!r}>"
+
+
+def _sdk() -> Any:
+    return sys.modules.get("google.genai")
+
+
+def is_client(obj: object) -> bool:
+    """A `google.genai.Client` or its `AsyncClient` (wrapped or not); never imports google."""
+    genai = _sdk()
+    if genai is None:
+        return False
+    from google.genai.client import AsyncClient
+
+    return isinstance(obj, (genai.Client, AsyncClient))
+
+
+def wrap_client(client: Any, chain: Chain) -> Any:
+    """`client` with `chain` around its model calls (outside the hooks it already has).
+
+    Returns a `GeminiClient` for a `Client`, a `GeminiAsyncClient` for an `AsyncClient`.
+    """
+    wrapped = isinstance(client, (GeminiClient, GeminiAsyncClient))
+    inner = getattr(client, "_self_api" if wrapped else "_api_client")
+    from google.genai.client import AsyncClient
+
+    if isinstance(client, AsyncClient):
+        layer = _Layer(chain, "a google-genai AsyncClient", (True,))
+        return GeminiAsyncClient(client, _HookedApiClient(inner, layer), chain)
+    layer = _Layer(chain, "a google-genai Client")
+    return GeminiClient(client, _HookedApiClient(inner, layer), chain)
+
+
+wrap = wrap_client

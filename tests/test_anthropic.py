@@ -1,0 +1,227 @@
+"""The real `anthropic` SDK, wrapped, against the fake provider: `messages.create`, streams
+and the `messages.stream()` helpers go through the hooks and keep their native types."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+from hookwrap.testing import FakeProvider
+
+anthropic = pytest.importorskip("anthropic")
+
+SECRET = "sk-live-1234"
+USER = [{"role": "user", "content": "hi"}]
+
+
+@hw.before_model
+def add_system(request: hw.ModelRequest) -> hw.ModelRequest:
+    return request.replace(messages=(hw.Message.system("Be brief."), *request.messages))
+
+
+@hw.on_chunk
+def redact(chunk: hw.Chunk) -> hw.Chunk | None:
+    if chunk.kind == "text" and SECRET in chunk.text:
+        return chunk.replace(text=chunk.text.replace(SECRET, "[redacted]"))
+    return None
+
+
+@hw.after_model
+def redact_answer(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+    return response.replace(message=hw.Message.assistant(response.text.replace(SECRET, "[r]")))
+
+
+def system_of(body: dict[str, Any]) -> str | None:
+    """The system prompt sent, whether as a str or as text blocks."""
+    system = body.get("system")
+    if system is None or isinstance(system, str):
+        return system
+    return "".join(block["text"] for block in system)
+
+
+def run(value: Any) -> Any:
+    return asyncio.run(value) if inspect.isawaitable(value) else value
+
+
+@pytest.fixture(params=["sync", "async"])
+def is_async(request: pytest.FixtureRequest) -> bool:
+    return request.param == "async"
+
+
+def test_wrapped_client_is_an_anthropic_client_and_the_original_is_untouched() -> None:
+    provider = FakeProvider()
+    client = provider.anthropic()
+    wrapped = hw.wrap(client, use=[add_system])
+    assert isinstance(wrapped, anthropic.Anthropic)
+    client.messages.create(model="m", max_tokens=10, messages=USER)
+    assert "system" not in provider.requests[-1].body
+    wrapped.messages.create(model="m", max_tokens=10, messages=USER)
+    assert system_of(provider.requests[-1].body) == "Be brief."
+
+
+def test_create_writes_the_system_prompt_and_returns_a_native_message(is_async: bool) -> None:
+    provider = FakeProvider([f"key {SECRET}"])
+    wrapped = hw.wrap(provider.anthropic(async_=is_async), use=[add_system, redact_answer])
+    message = run(wrapped.messages.create(model="m", max_tokens=10, messages=USER))
+    assert isinstance(message, anthropic.types.Message)
+    assert message.content[0].text == "key [r]"
+    assert provider.requests[-1].body["messages"] == USER
+    assert provider.requests[-1].body["max_tokens"] == 10
+
+
+def test_stream_true_gives_native_events_through_on_chunk(is_async: bool) -> None:
+    provider = FakeProvider([f"a {SECRET}"], chunk_size=100)
+    seen: list[str] = []
+
+    @hw.after_model
+    def record(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response.text)
+
+    wrapped = hw.wrap(provider.anthropic(async_=is_async), use=[redact, record])
+
+    async def read_async() -> tuple[Any, list[Any]]:
+        stream = await wrapped.messages.create(model="m", max_tokens=10, messages=USER, stream=True)
+        return stream, [event async for event in stream]
+
+    if is_async:
+        stream, events = asyncio.run(read_async())
+        assert isinstance(stream, anthropic.AsyncStream)
+    else:
+        stream = wrapped.messages.create(model="m", max_tokens=10, messages=USER, stream=True)
+        assert isinstance(stream, anthropic.Stream)
+        events = list(stream)
+    kinds = [e.type for e in events]
+    assert kinds[0] == "message_start"
+    assert kinds[-1] == "message_stop"
+    text = "".join(e.delta.text for e in events if e.type == "content_block_delta")
+    assert text == "a [redacted]"
+    assert seen == ["a [redacted]"]
+
+
+def test_stream_helper_text_stream_and_final_message(is_async: bool) -> None:
+    provider = FakeProvider([f"one {SECRET}"], chunk_size=100)
+    wrapped = hw.wrap(provider.anthropic(async_=is_async), use=[redact, add_system])
+
+    async def helper_async() -> tuple[list[str], str, str]:
+        async with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+            pieces = [text async for text in stream.text_stream]
+            final = await stream.get_final_message()
+            text = await stream.get_final_text()
+        return pieces, final.content[0].text, text
+
+    if is_async:
+        pieces, final_text, text = asyncio.run(helper_async())
+    else:
+        with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+            pieces = list(stream.text_stream)
+            final_text = stream.get_final_message().content[0].text
+            text = stream.get_final_text()
+            assert stream.current_message_snapshot.content[0].text == text
+    assert "".join(pieces) == "one [redacted]"
+    assert final_text == text == "one [redacted]"
+    assert system_of(provider.requests[-1].body) == "Be brief."
+
+
+def test_until_done_and_beta_messages() -> None:
+    provider = FakeProvider(["done", "beta"])
+    log: list[str] = []
+
+    @hw.before_model
+    def count(request: hw.ModelRequest) -> None:
+        log.append(request.messages[-1].text)
+
+    wrapped = hw.wrap(provider.anthropic(), use=[count])
+    with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+        stream.until_done()
+        assert stream.get_final_text() == "done"
+    beta = wrapped.beta.messages.create(model="m", max_tokens=10, messages=USER)
+    assert beta.content[0].text == "beta"
+    assert log == ["hi", "hi"]
+
+
+def test_raw_response_keeps_headers() -> None:
+    provider = FakeProvider([SECRET])
+    wrapped = hw.wrap(provider.anthropic(), use=[redact_answer])
+    raw = wrapped.messages.with_raw_response.create(model="m", max_tokens=10, messages=USER)
+    assert raw.headers["content-type"].startswith("application/json")
+    assert raw.parse().content[0].text == "[r]"
+
+
+def test_respond_gives_a_native_stream_without_http() -> None:
+    provider = FakeProvider()
+
+    @hw.before_model
+    def cached(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond("from cache")
+
+    wrapped = hw.wrap(provider.anthropic(), use=[cached])
+    with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+        assert stream.get_final_text() == "from cache"
+    message = wrapped.messages.create(model="m", max_tokens=10, messages=USER)
+    assert message.content[0].text == "from cache"
+    assert provider.requests == []
+
+
+def test_leaving_the_stream_early_closes_it_and_aborts_the_run() -> None:
+    provider = FakeProvider(["x" * 60], chunk_size=2)
+    ends: list[str] = []
+
+    @hw.on_abort
+    def aborted(info: hw.FinishInfo) -> None:
+        ends.append(f"abort: {info.reason}")
+
+    wrapped = hw.wrap(provider.anthropic(), use=[aborted])
+    with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+        for _ in stream.text_stream:
+            break
+    assert ends == ["abort: closed by consumer"]
+    assert provider.closed == 1
+
+
+def test_ping_and_message_stop_events_are_kept() -> None:
+    provider = FakeProvider(["hello"])
+    kinds: list[str] = []
+
+    @hw.on_chunk
+    def look(chunk: hw.Chunk) -> None:
+        kinds.append(chunk.name or chunk.kind)
+
+    wrapped = hw.wrap(provider.anthropic(), use=[look])
+    events = list(wrapped.messages.create(model="m", max_tokens=10, messages=USER, stream=True))
+    assert events[-1].type == "message_stop"
+    assert len(kinds) == len(events)
+
+
+@pytest.fixture
+def unpatched() -> Any:
+    yield
+    hw.unpatch()
+
+
+@pytest.mark.usefixtures("unpatched")
+def test_patch_reaches_an_existing_client_sync_and_async() -> None:
+    provider = FakeProvider()
+    client = provider.anthropic()
+    aclient = provider.anthropic(async_=True)
+    hw.patch("anthropic", use=[add_system])
+    client.messages.create(model="m", max_tokens=10, messages=USER)
+    assert system_of(provider.requests[-1].body) == "Be brief."
+    asyncio.run(aclient.messages.create(model="m", max_tokens=10, messages=USER))
+    assert system_of(provider.requests[-1].body) == "Be brief."
+    hw.unpatch("anthropic")
+    client.messages.create(model="m", max_tokens=10, messages=USER)
+    assert "system" not in provider.requests[-1].body
+
+
+def test_through_a_real_loopback_server() -> None:
+    provider = FakeProvider([f"over http {SECRET}"], chunk_size=100)
+    with provider.serve() as url:
+        client = anthropic.Anthropic(api_key="test", base_url=url, max_retries=0)
+        wrapped = hw.wrap(client, use=[redact])
+        with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+            text = stream.get_final_text()
+    assert text == "over http [redacted]"

@@ -1,0 +1,562 @@
+"""The Gemini wire (pure dicts): request and response views, changes written back with the
+rest kept, one chunk per streamed object, and bodies the google-genai SDK accepts."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import hookwrap as hw
+from hookwrap.adapters._google_wire import SYNTHETIC_ID, GeminiWire, call_id, model_of
+from hookwrap.adapters._wire import Event
+
+types = pytest.importorskip("google.genai.types")
+
+W = GeminiWire()
+PATH = "models/gemini-2.0-flash:generateContent"
+STREAM = "models/gemini-2.0-flash:streamGenerateContent?alt=sse"
+
+
+def body() -> dict[str, Any]:
+    """A request body as google-genai 3.x passes it to `BaseApiClient.request`."""
+    return {
+        "_url": {"model": "models/gemini-2.0-flash"},
+        "contents": [
+            {
+                "parts": [
+                    {"text": "weather in Paris?"},
+                    {"inlineData": {"data": "iVBORw==", "mime_type": "image/png"}},
+                ],
+                "role": "user",
+            },
+            {
+                "parts": [
+                    {"text": "thinking", "thought": True},
+                    {
+                        "functionCall": {"args": {"city": "Paris"}, "name": "weather"},
+                        "thoughtSignature": "c2ln",
+                    },
+                ],
+                "role": "model",
+            },
+            {
+                "parts": [
+                    {"functionResponse": {"name": "weather", "response": {"result": "sunny"}}}
+                ],
+                "role": "user",
+            },
+        ],
+        "systemInstruction": {"parts": [{"text": "be brief"}], "role": "user"},
+        "tools": [
+            {
+                "functionDeclarations": [
+                    {
+                        "description": "d",
+                        "name": "f",
+                        "parameters": {"properties": {"a": {"type": "STRING"}}, "type": "OBJECT"},
+                    },
+                    {
+                        "name": "weather",
+                        "parameters_json_schema": {
+                            "type": "object",
+                            "properties": {"city": {"type": "string"}},
+                        },
+                    },
+                ]
+            },
+            {"googleSearch": {}},
+        ],
+        "safetySettings": [{"category": "HARM_CATEGORY_HATE_SPEECH", "threshold": "BLOCK_NONE"}],
+        "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+        "generationConfig": {"temperature": 0.5, "maxOutputTokens": 10},
+    }
+
+
+def sdk(data: dict[str, Any]) -> Any:
+    """What the SDK makes of a response body (it must not raise)."""
+    return types.GenerateContentResponse._from_response(response=data, kwargs={})
+
+
+# -- request --------------------------------------------------------------------------------
+
+
+def test_the_request_view_reads_every_neutral_field() -> None:
+    request = W.request(body(), PATH)
+    system, user, assistant, tool = request.messages
+    assert system == hw.Message.system("be brief")
+    assert user.role == "user"
+    assert user.content == (
+        hw.TextPart("weather in Paris?"),
+        hw.ImagePart("data:image/png;base64,iVBORw==", "image/png"),
+    )
+    assert assistant.role == "assistant"
+    assert assistant.content == ""  # the thought is not part of the neutral view
+    (call,) = assistant.tool_calls
+    assert (call.name, dict(call.arguments)) == ("weather", {"city": "Paris"})
+    assert call.id == call_id("weather", {"city": "Paris"})
+    assert call.id.startswith(SYNTHETIC_ID)
+    assert tool == hw.Message.tool("sunny", call.id, "weather")
+    assert [t.name for t in request.tools] == ["f", "weather"]
+    assert request.tools[0].parameters == {
+        "properties": {"a": {"type": "string"}},
+        "type": "object",
+    }
+    assert request.tools[0].description == "d"
+    assert request.options == {"temperature": 0.5, "maxOutputTokens": 10}
+    assert request.model == "gemini-2.0-flash"
+    assert request.stream is False
+    assert W.request(body(), STREAM).stream is True
+    assert W.request(body()).model is None
+
+
+@pytest.mark.parametrize(
+    ("path", "model"),
+    [
+        (PATH, "gemini-2.0-flash"),
+        (STREAM, "gemini-2.0-flash"),
+        ("publishers/google/models/gemini-2.5-pro:generateContent", "gemini-2.5-pro"),
+        ("tunedModels/abc123:generateContent", "tunedModels/abc123"),
+        (
+            "projects/p/locations/l/endpoints/42:streamGenerateContent?alt=sse",
+            "projects/p/locations/l/endpoints/42",
+        ),
+        ("models", None),
+    ],
+)
+def test_the_model_comes_from_the_path(path: str, model: str | None) -> None:
+    assert model_of(path) == model
+
+
+def test_an_unchanged_request_writes_back_the_same_body() -> None:
+    original = body()
+    snapshot = copy.deepcopy(original)
+    request = W.request(original, PATH)
+    assert W.write_request(request, original) == snapshot
+    assert W.write_request(request.replace(), original) == snapshot
+    assert original == snapshot  # inputs are never mutated
+    assert W.write_path(request, PATH) == PATH
+
+
+def test_a_new_system_prompt_keeps_every_content_dict_and_unmodelled_key() -> None:
+    original = body()
+    del original["systemInstruction"]
+    request = W.request(original, PATH)
+    changed = request.replace(messages=(hw.Message.system("SYS"), *request.messages))
+    out = W.write_request(changed, original)
+    assert out["systemInstruction"] == {"parts": [{"text": "SYS"}]}
+    assert out["contents"] is original["contents"]
+    for key in ("_url", "tools", "safetySettings", "toolConfig", "generationConfig"):
+        assert out[key] is original[key]
+    assert W.request(out, PATH).messages == changed.messages
+
+
+def test_removing_the_system_prompt_removes_the_instruction() -> None:
+    original = body()
+    request = W.request(original, PATH)
+    out = W.write_request(request.replace(messages=request.messages[1:]), original)
+    assert "systemInstruction" not in out
+    assert out["contents"] is original["contents"]
+
+
+def test_a_changed_message_rebuilds_only_its_own_content() -> None:
+    original = body()
+    request = W.request(original, PATH)
+    messages = list(request.messages)
+    messages[1] = messages[1].replace(content="[redacted]")
+    out = W.write_request(request.replace(messages=tuple(messages)), original)
+    assert out["contents"][0] == {"role": "user", "parts": [{"text": "[redacted]"}]}
+    assert out["contents"][1] is original["contents"][1]  # thought and signature kept
+    assert out["contents"][2] is original["contents"][2]
+    assert out["systemInstruction"] is original["systemInstruction"]
+
+
+def test_a_new_tool_turn_is_written_as_function_call_and_response() -> None:
+    original = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    request = W.request(original, PATH)
+    synthetic = call_id("weather", {"city": "Rome"})
+    turn = (
+        hw.Message.assistant(
+            "let me check",
+            [hw.ToolCall(synthetic, "weather", {"city": "Rome"}), hw.ToolCall("c2", "time", {})],
+        ),
+        hw.Message.tool("rainy", synthetic),  # the name is found from the call
+        hw.Message.tool('{"hour": 12}', "c2", "time"),
+        hw.Message.user("thanks"),
+    )
+    out = W.write_request(request.replace(messages=(*request.messages, *turn)), original)
+    assert out["contents"] == [
+        original["contents"][0],
+        {
+            "role": "model",
+            "parts": [
+                {"text": "let me check"},
+                {"functionCall": {"name": "weather", "args": {"city": "Rome"}}},
+                {"functionCall": {"name": "time", "args": {}, "id": "c2"}},
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [
+                {"functionResponse": {"name": "weather", "response": {"result": "rainy"}}},
+                {"functionResponse": {"name": "time", "response": {"hour": 12}, "id": "c2"}},
+            ],
+        },
+        {"role": "user", "parts": [{"text": "thanks"}]},
+    ]
+    named = (turn[0], turn[1].replace(name="weather"), *turn[2:])
+    assert W.request(out, PATH).messages == (*request.messages, *named)
+
+
+def test_a_kept_tool_call_keeps_its_thought_signature() -> None:
+    original = body()
+    request = W.request(original, PATH)
+    assistant = request.messages[2]
+    out = W.write_request(
+        request.replace(
+            messages=(
+                *request.messages[:2],
+                assistant.replace(content="checking"),
+                *request.messages[3:],
+            )
+        ),
+        original,
+    )
+    assert out["contents"][1]["parts"] == [
+        {"text": "checking"},
+        {
+            "functionCall": {"args": {"city": "Paris"}, "name": "weather"},
+            "thoughtSignature": "c2ln",
+        },
+    ]
+
+
+def test_images_are_written_as_inline_or_file_data() -> None:
+    original: dict[str, Any] = {"contents": []}
+    request = W.request(original, PATH)
+    message = hw.Message.user(
+        [
+            hw.TextPart("look"),
+            hw.ImagePart("data:image/jpeg;base64,AAAA", "image/jpeg"),
+            hw.ImagePart("gs://bucket/cat.png", "image/png"),
+        ]
+    )
+    out = W.write_request(request.replace(messages=(message,)), original)
+    assert out["contents"] == [
+        {
+            "role": "user",
+            "parts": [
+                {"text": "look"},
+                {"inlineData": {"mimeType": "image/jpeg", "data": "AAAA"}},
+                {"fileData": {"fileUri": "gs://bucket/cat.png", "mimeType": "image/png"}},
+            ],
+        }
+    ]
+    assert W.request(out, PATH).messages == (message,)
+
+
+def test_tools_options_and_model_are_written_back() -> None:
+    original = body()
+    request = W.request(original, PATH)
+    extra = hw.ToolSpec(
+        "lookup", "Look up", {"type": "object", "properties": {"q": {"type": "string"}}}
+    )
+    changed = request.replace(
+        tools=(*request.tools[1:], extra),
+        options={"temperature": 0.0},
+        model="gemini-2.5-pro",
+    )
+    out = W.write_request(changed, original)
+    declarations = original["tools"][0]["functionDeclarations"]
+    assert out["tools"] == [
+        {
+            "functionDeclarations": [
+                declarations[1],
+                {
+                    "name": "lookup",
+                    "parametersJsonSchema": dict(extra.parameters),
+                    "description": "Look up",
+                },
+            ]
+        },
+        {"googleSearch": {}},
+    ]
+    assert out["tools"][0]["functionDeclarations"][0] is declarations[1]
+    assert out["generationConfig"] == {"temperature": 0.0}
+    assert W.write_path(changed, PATH) == "models/gemini-2.5-pro:generateContent"
+    assert W.write_path(changed, STREAM) == "models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+    tuned = changed.replace(model="tunedModels/t1")
+    assert W.write_path(tuned, PATH) == "tunedModels/t1:generateContent"
+    assert W.request(out, PATH).tools == changed.tools
+    no_tools = W.write_request(request.replace(tools=(), options={}), original)
+    assert no_tools["tools"] == [{"googleSearch": {}}]
+    assert "generationConfig" not in no_tools
+
+
+def test_tool_specs_appear_where_there_were_none() -> None:
+    original = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    request = W.request(original, PATH)
+    out = W.write_request(request.replace(tools=(hw.ToolSpec("t"),)), original)
+    assert out["tools"] == [
+        {
+            "functionDeclarations": [
+                {"name": "t", "parametersJsonSchema": {"type": "object", "properties": {}}}
+            ]
+        }
+    ]
+
+
+# -- response -------------------------------------------------------------------------------
+
+
+def reply() -> dict[str, Any]:
+    return {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [
+                        {"text": "hmm", "thought": True},
+                        {"text": "It is ", "thoughtSignature": "c2ln"},
+                        {"text": "sunny."},
+                        {"functionCall": {"name": "log", "args": {"n": 1}, "id": "fc1"}},
+                    ],
+                },
+                "finishReason": "STOP",
+                "index": 0,
+                "safetyRatings": [],
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 7,
+            "candidatesTokenCount": 3,
+            "thoughtsTokenCount": 2,
+            "totalTokenCount": 12,
+        },
+        "modelVersion": "gemini-2.0-flash-001",
+        "responseId": "r1",
+    }
+
+
+def test_the_response_view() -> None:
+    data = reply()
+    response = W.response(data)
+    assert response.text == "It is sunny."
+    assert response.message.tool_calls == (hw.ToolCall("fc1", "log", {"n": 1}),)
+    assert response.usage == hw.Usage(7, 5, 12)
+    assert response.finish_reason == "STOP"
+    assert response.model == "gemini-2.0-flash-001"
+    assert response.raw is data
+
+
+def test_an_unchanged_response_writes_back_the_same_body() -> None:
+    data = reply()
+    snapshot = copy.deepcopy(data)
+    assert W.write_response(W.response(data), data) == snapshot
+    assert data == snapshot
+
+
+def test_a_changed_answer_keeps_thoughts_calls_and_other_keys() -> None:
+    data = reply()
+    response = W.response(data)
+    out = W.write_response(
+        response.replace(message=response.message.replace(content="[redacted]")), data
+    )
+    candidate = out["candidates"][0]
+    assert candidate["content"]["parts"] == [
+        {"text": "hmm", "thought": True},
+        {"text": "[redacted]", "thoughtSignature": "c2ln"},
+        {"functionCall": {"name": "log", "args": {"n": 1}, "id": "fc1"}},
+    ]
+    assert candidate["safetyRatings"] == []
+    assert out["responseId"] == "r1"
+    assert out["usageMetadata"] is data["usageMetadata"]
+    assert sdk(out).text == "[redacted]"
+
+
+def test_usage_finish_and_model_changes_are_written() -> None:
+    data = reply()
+    response = W.response(data).replace(
+        usage=hw.Usage(1, 2, 3), finish_reason="MAX_TOKENS", model="other"
+    )
+    out = W.write_response(response, data)
+    assert out["usageMetadata"] == {
+        "promptTokenCount": 1,
+        "candidatesTokenCount": 2,
+        "totalTokenCount": 3,
+    }
+    assert out["candidates"][0]["finishReason"] == "MAX_TOKENS"
+    assert out["modelVersion"] == "other"
+    assert W.response(out) == response
+
+
+def test_a_new_response_body_is_complete_and_valid_for_the_sdk() -> None:
+    response = hw.ModelResponse(
+        hw.Message.assistant("hello", [hw.ToolCall(call_id("f", {"a": 1}), "f", {"a": 1})]),
+        hw.Usage(1, 2, 3),
+        None,
+        "m",
+    )
+    out = W.write_response(response, None)
+    assert out["candidates"][0]["content"]["parts"][1] == {
+        "functionCall": {"name": "f", "args": {"a": 1}}  # the made-up id is not sent
+    }
+    assert W.response(out) == response.replace(finish_reason="STOP")
+    native = types.GenerateContentResponse.model_validate(out)
+    assert native.text == "hello"
+    parsed = sdk(out)
+    assert parsed.text == "hello"
+    assert parsed.function_calls[0].name == "f"
+    assert parsed.usage_metadata.total_token_count == 3
+
+
+@given(
+    text=st.text(max_size=20),
+    calls=st.lists(
+        st.tuples(
+            st.from_regex(r"[a-z_]{1,8}", fullmatch=True),
+            st.dictionaries(
+                st.from_regex(r"[a-z]{1,4}", fullmatch=True), st.integers(), max_size=3
+            ),
+        ),
+        max_size=3,
+        unique_by=lambda c: (c[0], json.dumps(c[1], sort_keys=True)),
+    ),
+    usage=st.none()
+    | st.builds(hw.Usage, st.integers(0, 99), st.integers(0, 99), st.integers(0, 999)),
+)
+def test_responses_and_their_streams_round_trip(
+    text: str, calls: list[tuple[str, dict[str, int]]], usage: hw.Usage | None
+) -> None:
+    tool_calls = [hw.ToolCall(call_id(n, a), n, a) for n, a in calls]
+    response = hw.ModelResponse(hw.Message.assistant(text, tool_calls), usage, "STOP", "m")
+    assert W.response(W.write_response(response, None)) == response
+    chunks = [W.chunk(e) for e in W.stream_events(response)]
+    assert "".join(c.text for c in chunks if c.kind == "text") == text
+    started = [c for c in chunks if c.kind == "tool_call_start"]
+    assert [(c.tool_call_id, c.tool_name, json.loads(c.text)) for c in started] == [
+        (c.id, c.name, c.arguments) for c in tool_calls
+    ]
+    assert chunks[-1].kind == "finish"
+    assert chunks[-1].usage == usage
+
+
+# -- streams --------------------------------------------------------------------------------
+
+
+def event(*parts: dict[str, Any], **extra: Any) -> Event:
+    data: dict[str, Any] = {"modelVersion": "m1", **extra}
+    if parts:
+        data["candidates"] = [{"content": {"role": "model", "parts": list(parts)}}]
+    return Event(None, data)
+
+
+USAGE = {"promptTokenCount": 2, "candidatesTokenCount": 1, "totalTokenCount": 3}
+
+
+def test_each_streamed_object_is_one_chunk() -> None:
+    text = W.chunk(event({"text": "He"}, {"text": "llo"}))
+    assert (text.kind, text.text, text.usage) == ("text", "Hello", None)
+    thought = W.chunk(event({"text": "hm", "thought": True}, {"text": "Hi"}))
+    assert (thought.kind, thought.text) == ("reasoning", "hm")
+    call = W.chunk(event({"functionCall": {"name": "f", "args": {"x": 1}}}))
+    assert (call.kind, call.tool_name, json.loads(call.text)) == ("tool_call_start", "f", {"x": 1})
+    assert call.tool_call_id == call_id("f", {"x": 1})
+    with_id = W.chunk(event({"functionCall": {"name": "f", "args": {}, "id": "abc"}}))
+    assert with_id.tool_call_id == "abc"
+    image = W.chunk(event({"inlineData": {"mimeType": "image/png", "data": "AA"}}))
+    assert (image.kind, image.name) == ("custom", "inlineData")
+    last = W.chunk(event({"text": "!"}, usageMetadata=USAGE))
+    assert (last.kind, last.text, last.usage) == ("text", "!", hw.Usage(2, 1, 3))
+    data = {"candidates": [{"finishReason": "STOP"}], "usageMetadata": USAGE}
+    finish = W.chunk(Event(None, data))
+    assert (finish.kind, finish.finish_reason, finish.usage) == (
+        "finish",
+        "STOP",
+        hw.Usage(2, 1, 3),
+    )
+    usage = W.chunk(Event(None, {"usageMetadata": USAGE}))
+    assert (usage.kind, usage.usage) == ("usage", hw.Usage(2, 1, 3))
+    other = W.chunk(Event(None, {"promptFeedback": {"blockReason": "SAFETY"}}))
+    assert (other.kind, other.name) == ("custom", "gemini")
+    for chunk in (text, thought, call, image, last, finish, usage, other):
+        assert isinstance(chunk.raw, Event)
+
+
+def test_a_changed_chunk_is_written_into_its_own_object() -> None:
+    source = event(
+        {"text": "secret", "thoughtSignature": "c2ln"},
+        {"text": " stuff"},
+        {"functionCall": {"name": "f", "args": {}}},
+        usageMetadata=USAGE,
+    )
+    chunk = W.chunk(source)
+    (out,) = W.write_chunk(chunk.replace(text="[redacted]"), None)
+    assert out.data["candidates"][0]["content"]["parts"] == [
+        {"text": "[redacted]", "thoughtSignature": "c2ln"},
+        {"functionCall": {"name": "f", "args": {}}},
+    ]
+    assert out.data["usageMetadata"] is USAGE
+    assert out.data["modelVersion"] == "m1"
+    assert W.chunk(out) == chunk.replace(text="[redacted]")
+    assert sdk(out.data).text == "[redacted]"
+    call = W.chunk(
+        event({"functionCall": {"name": "f", "args": {"x": 1}}, "thoughtSignature": "t"})
+    )
+    (out,) = W.write_chunk(call.replace(text='{"x": 2}'), None)
+    assert out.data["candidates"][0]["content"]["parts"] == [
+        {"functionCall": {"name": "f", "args": {"x": 2}}, "thoughtSignature": "t"}
+    ]
+    emptied = W.chunk(event({"text": "gone"}))
+    assert W.write_chunk(emptied.replace(text=""), None) == []
+
+
+def test_new_chunks_take_the_stream_s_model_and_id() -> None:
+    template = event({"text": "first"}, responseId="r9")
+    (text,) = W.write_chunk(hw.Chunk("text", "extra"), template)
+    assert text.data == {
+        "modelVersion": "m1",
+        "responseId": "r9",
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "extra"}]}, "index": 0}],
+    }
+    (thought,) = W.write_chunk(hw.Chunk("reasoning", "hm"), None)
+    assert W.chunk(thought).kind == "reasoning"
+    (finish,) = W.write_chunk(
+        hw.Chunk("finish", finish_reason="STOP", usage=hw.Usage(1, 1, 2)), None
+    )
+    assert W.chunk(finish) == hw.Chunk("finish", finish_reason="STOP", usage=hw.Usage(1, 1, 2))
+    (call,) = W.write_chunk(
+        hw.Chunk("tool_call_start", '{"a": 1}', tool_call_id="x", tool_name="f"), None
+    )
+    assert call.data["candidates"][0]["content"]["parts"] == [
+        {"functionCall": {"name": "f", "args": {"a": 1}, "id": "x"}}
+    ]
+    # a fragment of arguments cannot be sent on its own; a whole object can
+    assert W.write_chunk(hw.Chunk("tool_call_args", '{"a": ', tool_call_id="x"), None) == []
+    assert W.write_chunk(hw.Chunk("tool_call_end", tool_call_id="x"), None) == []
+    with pytest.raises(ValueError, match="JSON object"):
+        W.write_chunk(hw.Chunk("tool_call_start", "[1]", tool_name="f"), None)
+    # a chunk whose kind changed is a new object, not an edit of its own
+    source = event({"text": "x"})
+    (moved,) = W.write_chunk(W.chunk(source).replace(kind="reasoning"), template)
+    assert moved.data["candidates"][0]["content"]["parts"] == [{"text": "x", "thought": True}]
+    for item in (text, thought, finish, call, moved):
+        sdk(item.data)
+
+
+def test_stream_events_are_valid_sdk_chunks() -> None:
+    response = hw.ModelResponse(
+        hw.Message.assistant("hi", [hw.ToolCall("id1", "f", {})]), hw.Usage(1, 2, 3), "STOP", "m"
+    )
+    events = W.stream_events(response)
+    assert [W.chunk(e).kind for e in events] == ["text", "tool_call_start", "finish"]
+    parsed = [sdk(e.data) for e in events]
+    assert parsed[0].text == "hi"
+    assert parsed[1].function_calls[0].id == "id1"
+    assert parsed[2].usage_metadata.total_token_count == 3
+    for item in events:
+        assert Event(None, json.loads(item.encode().decode()[len("data: ") :])) == item

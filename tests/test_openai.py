@@ -1,0 +1,431 @@
+"""The real `openai` SDK, wrapped, against the fake provider: every entry point goes
+through the hooks once per logical call and returns the SDK's own objects."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+from hookwrap.testing import FakeProvider
+
+openai = pytest.importorskip("openai")
+
+SECRET = "sk-live-1234"
+USER = [{"role": "user", "content": "hi"}]
+
+
+@hw.before_model
+def add_system(request: hw.ModelRequest) -> hw.ModelRequest:
+    return request.replace(messages=(hw.Message.system("Be brief."), *request.messages))
+
+
+@hw.on_chunk
+def redact(chunk: hw.Chunk) -> hw.Chunk | None:
+    if chunk.kind == "text" and SECRET in chunk.text:
+        return chunk.replace(text=chunk.text.replace(SECRET, "[redacted]"))
+    return None
+
+
+@hw.after_model
+def redact_answer(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+    message = hw.Message.assistant(response.text.replace(SECRET, "[redacted]"))
+    return response.replace(message=message)
+
+
+def run(value: Any) -> Any:
+    return asyncio.run(value) if inspect.isawaitable(value) else value
+
+
+def streamed(make: Any) -> tuple[Any, list[Any]]:
+    """Make a stream and read it all, in one event loop when the client is async."""
+
+    async def read() -> tuple[Any, list[Any]]:
+        stream = await make()
+        return stream, [item async for item in stream]
+
+    made = make()
+    if inspect.isawaitable(made):
+        made.close()  # type: ignore[attr-defined]
+        return asyncio.run(read())
+    return made, list(made)
+
+
+@pytest.fixture(params=["sync", "async"])
+def is_async(request: pytest.FixtureRequest) -> bool:
+    return request.param == "async"
+
+
+def test_wrapped_client_is_still_an_openai_client_and_the_original_is_untouched() -> None:
+    provider = FakeProvider()
+    client = provider.openai()
+    wrapped = hw.wrap(client, use=[add_system])
+    assert isinstance(wrapped, openai.OpenAI)
+    assert wrapped.api_key == client.api_key
+    assert "request" not in vars(client)
+    client.chat.completions.create(model="m", messages=USER)
+    assert provider.requests[-1].body["messages"] == USER  # the original has no hooks
+    wrapped.chat.completions.create(model="m", messages=USER)
+    assert provider.requests[-1].body["messages"][0] == {"role": "system", "content": "Be brief."}
+
+
+def test_create_sends_what_before_model_wrote_and_returns_a_native_completion(
+    is_async: bool,
+) -> None:
+    provider = FakeProvider([f"the key is {SECRET}"])
+    wrapped = hw.wrap(provider.openai(async_=is_async), use=[add_system, redact_answer])
+    completion = run(wrapped.chat.completions.create(model="m", messages=USER))
+    assert isinstance(completion, openai.types.chat.ChatCompletion)
+    assert completion.choices[0].message.content == "the key is [redacted]"
+    sent = provider.requests[-1].body
+    assert sent["messages"] == [{"role": "system", "content": "Be brief."}, *USER]
+    assert sent["model"] == "m"
+
+
+def test_stream_chunks_pass_on_chunk_and_stay_native(is_async: bool) -> None:
+    provider = FakeProvider([f"a {SECRET} b"], chunk_size=3)
+    seen: list[hw.ModelResponse] = []
+
+    @hw.after_model
+    def record(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response)
+
+    wrapped = hw.wrap(provider.openai(async_=is_async), use=[redact, record])
+    stream, items = streamed(
+        lambda: wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+    )
+    expected = openai.AsyncStream if is_async else openai.Stream
+    assert isinstance(stream, expected)
+    assert all(isinstance(c, openai.types.chat.ChatCompletionChunk) for c in items)
+    text = "".join(c.choices[0].delta.content or "" for c in items if c.choices)
+    # the fake splits the secret over several chunks: per-chunk redaction cannot see it
+    assert text == f"a {SECRET} b"
+    assert [r.text for r in seen] == [text]
+
+
+def test_a_chunk_holding_the_whole_secret_is_rewritten_in_the_native_chunk() -> None:
+    provider = FakeProvider([SECRET], chunk_size=len(SECRET))
+    wrapped = hw.wrap(provider.openai(), use=[redact])
+    items = list(wrapped.chat.completions.create(model="m", messages=USER, stream=True))
+    texts = [c.choices[0].delta.content for c in items if c.choices and c.choices[0].delta.content]
+    assert texts == ["[redacted]"]
+    assert all(type(c) is openai.types.chat.ChatCompletionChunk for c in items)
+
+
+def test_respond_answers_without_any_http_request(is_async: bool) -> None:
+    provider = FakeProvider()
+
+    @hw.before_model
+    def cached(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond("from cache")
+
+    wrapped = hw.wrap(provider.openai(async_=is_async), use=[cached])
+    completion = run(wrapped.chat.completions.create(model="m", messages=USER))
+    assert completion.choices[0].message.content == "from cache"
+    _, items = streamed(
+        lambda: wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in items if c.choices) == "from cache"
+    assert provider.requests == []
+
+
+def test_raw_response_keeps_headers_and_parse() -> None:
+    provider = FakeProvider([f"x {SECRET}"])
+    wrapped = hw.wrap(provider.openai(), use=[redact_answer])
+    raw = wrapped.chat.completions.with_raw_response.create(model="m", messages=USER)
+    assert raw.headers["content-type"].startswith("application/json")
+    assert raw.parse().choices[0].message.content == "x [redacted]"
+
+
+def test_streaming_response_keeps_headers_and_parses_to_a_stream() -> None:
+    provider = FakeProvider(["abcdef"], chunk_size=2)
+    calls: list[str] = []
+
+    @hw.on_chunk
+    def upper(chunk: hw.Chunk) -> hw.Chunk | None:
+        calls.append(chunk.kind)
+        return chunk.replace(text=chunk.text.upper()) if chunk.kind == "text" else None
+
+    wrapped = hw.wrap(provider.openai(), use=[upper])
+    with wrapped.chat.completions.with_streaming_response.create(
+        model="m", messages=USER, stream=True
+    ) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
+        stream = response.parse()
+        text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert text == "ABCDEF"
+    assert "text" in calls
+
+
+def test_stream_helper_and_final_completion_see_the_hooks(is_async: bool) -> None:
+    provider = FakeProvider([f"one {SECRET}"], chunk_size=100)
+    wrapped = hw.wrap(provider.openai(async_=is_async), use=[redact, add_system])
+
+    async def async_helper() -> str:
+        async with wrapped.chat.completions.stream(model="m", messages=USER) as stream:
+            async for _ in stream:
+                pass
+            final = await stream.get_final_completion()
+        return str(final.choices[0].message.content)
+
+    if is_async:
+        text = asyncio.run(async_helper())
+    else:
+        with wrapped.chat.completions.stream(model="m", messages=USER) as stream:
+            for _ in stream:
+                pass
+            text = str(stream.get_final_completion().choices[0].message.content)
+    assert text == "one [redacted]"
+    assert provider.requests[-1].body["messages"][0]["role"] == "system"
+
+
+def test_parse_goes_through_the_hooks() -> None:
+    provider = FakeProvider(['{"city": "Paris", "degrees": 18}'])
+    seen: list[str] = []
+
+    @hw.after_model
+    def look(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response.text)
+
+    from pydantic import BaseModel
+
+    class Weather(BaseModel):
+        city: str
+        degrees: int
+
+    wrapped = hw.wrap(provider.openai(), use=[add_system, look])
+    completion = wrapped.chat.completions.parse(model="m", messages=USER, response_format=Weather)
+    assert completion.choices[0].message.parsed == Weather(city="Paris", degrees=18)
+    assert seen == ['{"city": "Paris", "degrees": 18}']
+    assert provider.requests[-1].body["messages"][0]["role"] == "system"
+
+
+def test_responses_api_create_and_stream(is_async: bool) -> None:
+    provider = FakeProvider([f"r {SECRET}", f"s {SECRET}"], chunk_size=100)
+    wrapped = hw.wrap(provider.openai(async_=is_async), use=[add_system, redact, redact_answer])
+    response = run(wrapped.responses.create(model="m", input="hi"))
+    assert response.output_text == "r [redacted]"
+    _, events = streamed(lambda: wrapped.responses.create(model="m", input="hi", stream=True))
+    deltas = [e.delta for e in events if e.type == "response.output_text.delta"]
+    assert "".join(deltas) == "s [redacted]"
+    # the closing events repeat the text: they carry what the deltas delivered
+    done = [e.text for e in events if e.type == "response.output_text.done"]
+    completed = [e.response.output_text for e in events if e.type == "response.completed"]
+    assert done == completed == ["s [redacted]"]
+    sent = provider.requests[-1].body
+    assert "Be brief." in str(sent.get("instructions", "")) + str(sent.get("input", ""))
+
+
+def test_with_options_and_copy_keep_the_hooks() -> None:
+    provider = FakeProvider()
+    wrapped = hw.wrap(provider.openai(), use=[add_system])
+    for client in (wrapped.with_options(timeout=5), wrapped.copy(max_retries=0)):
+        assert isinstance(client, openai.OpenAI)
+        client.chat.completions.create(model="m", messages=USER)
+        assert provider.requests[-1].body["messages"][0]["content"] == "Be brief."
+
+
+def test_wrapping_a_wrapped_client_adds_the_new_stack_outside() -> None:
+    provider = FakeProvider()
+    log: list[str] = []
+
+    def tag(name: str) -> Any:
+        @hw.before_model(name=name)
+        def hook(request: hw.ModelRequest) -> hw.ModelRequest:
+            log.append(name)
+            return request.replace(messages=(*request.messages, hw.Message.user(name)))
+
+        return hook
+
+    inner = hw.wrap(provider.openai(), use=[tag("inner")])
+    outer = hw.wrap(inner, use=[tag("outer")])
+    outer.chat.completions.create(model="m", messages=USER)
+    assert log == ["outer", "inner"]
+    assert [m["content"] for m in provider.requests[-1].body["messages"]] == [
+        "hi",
+        "outer",
+        "inner",
+    ]
+    assert len(provider.requests) == 1
+
+
+def test_sdk_retries_stay_inside_one_hooked_call() -> None:
+    provider = FakeProvider(["ok"])
+    provider.fail(503, times=1)
+    log: list[str] = []
+
+    @hw.before_model
+    def count(request: hw.ModelRequest) -> None:
+        log.append("before")
+
+    wrapped = hw.wrap(provider.openai(max_retries=2), use=[count])
+    completion = wrapped.with_options(timeout=5).chat.completions.create(model="m", messages=USER)
+    assert completion.choices[0].message.content == "ok"
+    assert len(provider.requests) == 2
+    assert log == ["before"]
+
+
+def test_breaking_out_of_a_stream_closes_it_and_ends_the_run_with_on_abort() -> None:
+    provider = FakeProvider(["a" * 40], chunk_size=2)
+    ends: list[str] = []
+
+    @hw.on_abort
+    def aborted(info: hw.FinishInfo) -> None:
+        ends.append(f"abort: {info.reason}")
+
+    @hw.on_finish
+    def finished(info: hw.FinishInfo) -> None:
+        ends.append("finish")
+
+    wrapped = hw.wrap(provider.openai(), use=[aborted, finished])
+    stream = wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+    for _ in stream:
+        break
+    stream.close()
+    assert ends == ["abort: closed by consumer"]
+    assert provider.closed == 1
+
+
+def test_non_model_requests_pass_through_untouched() -> None:
+    provider = FakeProvider()
+    log: list[str] = []
+
+    @hw.before_model
+    def count(request: hw.ModelRequest) -> None:
+        log.append("before")
+
+    wrapped = hw.wrap(provider.openai(max_retries=0), use=[count])
+    with pytest.raises(openai.APIStatusError):
+        wrapped.models.list()  # the fake knows no /models: a 404, and no hook ran
+    assert log == []
+
+
+def test_sync_client_refuses_async_hooks_when_wrapped() -> None:
+    @hw.before_model
+    async def check(request: hw.ModelRequest) -> None:
+        return None
+
+    with pytest.raises(TypeError, match="check"):
+        hw.wrap(FakeProvider().openai(), use=[check])
+
+
+# -- hw.patch ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def unpatched() -> Any:
+    yield
+    hw.unpatch()
+
+
+@pytest.mark.usefixtures("unpatched")
+def test_patch_reaches_clients_made_before_it_and_unpatch_restores_exactly() -> None:
+    from openai import _base_client
+
+    before = {
+        cls: (cls.__dict__["request"], cls.__dict__["_process_response"])
+        for cls in (_base_client.SyncAPIClient, _base_client.AsyncAPIClient)
+    }
+    provider = FakeProvider()
+    early = provider.openai()
+    early_async = provider.openai(async_=True)
+    hw.patch("openai", use=[add_system])
+    hw.patch("openai", use=[add_system])  # twice: a no-op
+    early.chat.completions.create(model="m", messages=USER)
+    assert [m["role"] for m in provider.requests[-1].body["messages"]] == ["system", "user"]
+    asyncio.run(early_async.chat.completions.create(model="m", messages=USER))
+    assert [m["role"] for m in provider.requests[-1].body["messages"]] == ["system", "user"]
+    hw.unpatch("openai")
+    after = {
+        cls: (cls.__dict__["request"], cls.__dict__["_process_response"])
+        for cls in (_base_client.SyncAPIClient, _base_client.AsyncAPIClient)
+    }
+    assert after == before
+    early.chat.completions.create(model="m", messages=USER)
+    assert [m["role"] for m in provider.requests[-1].body["messages"]] == ["user"]
+
+
+@pytest.mark.usefixtures("unpatched")
+def test_patch_refuses_call_next_wrap_hooks_and_other_hooks_on_a_patched_sdk() -> None:
+    @hw.wrap_model
+    def timed(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next(request)
+
+    with pytest.raises(TypeError, match="generator form"):
+        hw.patch("openai", use=[timed])
+    hw.patch("openai", use=[add_system])
+    with pytest.raises(ValueError, match="unpatch"):
+        hw.patch("openai", use=[redact])
+    with pytest.raises(ValueError, match="knows the SDKs"):
+        hw.patch("no-such-sdk")
+
+
+@pytest.mark.usefixtures("unpatched")
+def test_patch_serves_generator_form_wrap_hooks_sync_and_async() -> None:
+    log: list[str] = []
+
+    @hw.wrap_model
+    def around(request: hw.ModelRequest) -> Any:
+        log.append("in")
+        response = yield request
+        log.append("out")
+        return response
+
+    provider = FakeProvider()
+    hw.patch("openai", use=[around])
+    provider.openai().chat.completions.create(model="m", messages=USER)
+    asyncio.run(provider.openai(async_=True).chat.completions.create(model="m", messages=USER))
+    assert log == ["in", "out", "in", "out"]
+
+
+def test_through_a_real_loopback_server() -> None:
+    provider = FakeProvider([f"over http {SECRET}"])
+    with provider.serve() as url:
+        client = openai.OpenAI(api_key="test", base_url=f"{url}/v1", max_retries=0)
+        wrapped = hw.wrap(client, use=[add_system, redact_answer])
+        completion = wrapped.chat.completions.create(model="m", messages=USER)
+        stream = wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+        text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert completion.choices[0].message.content == "over http [redacted]"
+    assert text.startswith("You said: hi")
+    assert provider.requests[0].body["messages"][0]["role"] == "system"
+
+
+def test_responses_stream_helper_parse_and_legacy_completions(is_async: bool) -> None:
+    provider = FakeProvider(
+        [f"helper {SECRET}", '{"city": "Oslo", "degrees": 3}', f"legacy {SECRET}"],
+        chunk_size=100,
+    )
+    from pydantic import BaseModel
+
+    class Weather(BaseModel):
+        city: str
+        degrees: int
+
+    wrapped = hw.wrap(provider.openai(async_=is_async), use=[redact, redact_answer, add_system])
+
+    async def async_calls() -> tuple[str, Any, str]:
+        async with wrapped.responses.stream(model="m", input="hi") as stream:
+            async for _ in stream:
+                pass
+            final = await stream.get_final_response()
+        parsed = await wrapped.responses.parse(model="m", input="hi", text_format=Weather)
+        legacy = await wrapped.completions.create(model="m", prompt="hi")
+        return final.output_text, parsed.output_parsed, legacy.choices[0].text
+
+    if is_async:
+        final_text, parsed, legacy_text = asyncio.run(async_calls())
+    else:
+        with wrapped.responses.stream(model="m", input="hi") as stream:
+            for _ in stream:
+                pass
+            final_text = stream.get_final_response().output_text
+        parsed = wrapped.responses.parse(model="m", input="hi", text_format=Weather).output_parsed
+        legacy_text = wrapped.completions.create(model="m", prompt="hi").choices[0].text
+    assert final_text == "helper [redacted]"
+    assert parsed == Weather(city="Oslo", degrees=3)
+    assert legacy_text == "legacy [r]" or legacy_text == "legacy [redacted]"
+    assert provider.requests[-1].body["prompt"].startswith("Be brief.")
