@@ -146,6 +146,22 @@ def main() -> None:
         - best["hookwrap, 5 hooks (2 before, 2 after, 1 wrap)"]
     ) / 20
     print(f"\neach further no-op hook (25 vs 5): {per_hook / layer:.2f} layers")
+    sdk(rounds, 200 if opts.quick else 1_000)
+
+
+def sdk(rounds: int, n: int) -> None:
+    """Wrapped vs. unwrapped SDK calls, when the SDK is installed."""
+    try:
+        from bench.sdk import clients, timer
+    except ImportError:  # pragma: no cover - the SDK is an optional extra
+        print("\n(openai is not installed: no SDK figures)")
+        return
+    variants = {name: timer(fn, streamed, n) for name, (fn, streamed) in clients().items()}
+    best = measure(variants, rounds)
+    print(f"\n{'SDK call (canned HTTP transport)':<52} {'us':>9} {'vs SDK':>8}")
+    for name, seconds in best.items():
+        base = best[name.split(":")[0] + ": SDK alone"]
+        print(f"{name:<52} {seconds * 1e6:>9.1f} {100 * (seconds / base - 1):>+7.1f}%")
 
 
 if __name__ == "__main__":

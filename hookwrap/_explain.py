@@ -32,6 +32,10 @@ assert set(_ORDER) == set(KINDS)
 
 def _layers(target: Any) -> list[Chain]:
     """Chains from the outermost wrapper in."""
+    layers = getattr(target, "_self_layers", None)  # an SDK client keeps its layers together
+    if isinstance(layers, tuple) and layers:
+        found: tuple[Any, ...] = layers  # pyright: ignore[reportUnknownVariableType]
+        return [layer.chain for layer in reversed(found)]
     chains: list[Chain] = []
     seen = target
     while True:

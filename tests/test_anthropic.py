@@ -219,8 +219,10 @@ def test_patch_reaches_an_existing_client_sync_and_async() -> None:
 
 def test_through_a_real_loopback_server() -> None:
     provider = FakeProvider([f"over http {SECRET}"], chunk_size=100)
-    with provider.serve() as url:
-        client = anthropic.Anthropic(api_key="test", base_url=url, max_retries=0)
+    with (
+        provider.serve() as url,
+        anthropic.Anthropic(api_key="test", base_url=url, max_retries=0) as client,
+    ):
         wrapped = hw.wrap(client, use=[redact])
         with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
             text = stream.get_final_text()

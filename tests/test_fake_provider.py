@@ -590,3 +590,31 @@ def test_importing_needs_no_sdk_and_the_server_needs_no_httpx() -> None:
     )
     assert result.stderr == ""
     assert result.stdout == "offline\n"
+
+
+def test_sse_decoder_keeps_each_event_and_its_bytes_however_the_body_is_split() -> None:
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from hookwrap.adapters._wire import SSEDecoder, encode_sse
+
+    events = [
+        ("message_start", {"type": "message_start", "n": 1}),
+        (None, {"text": "a\\nb"}),
+        (None, "[DONE]"),
+    ]
+    body = b": keep-alive\n\n".join(encode_sse(name, data) for name, data in events)
+
+    @given(st.lists(st.integers(min_value=0, max_value=len(body)), max_size=8))
+    def check(cuts: list[int]) -> None:
+        decoder = SSEDecoder()
+        found = []
+        start = 0
+        for cut in [*sorted(cuts), len(body)]:
+            found.extend(decoder.feed(body[start:cut]))
+            start = cut
+        found.extend(decoder.flush())
+        assert [(e.event, e.data) for e in found] == events
+        assert [e.raw for e in found] == [encode_sse(name, data) for name, data in events]
+
+    check()

@@ -383,8 +383,10 @@ def test_patch_serves_generator_form_wrap_hooks_sync_and_async() -> None:
 
 def test_through_a_real_loopback_server() -> None:
     provider = FakeProvider([f"over http {SECRET}"])
-    with provider.serve() as url:
-        client = openai.OpenAI(api_key="test", base_url=f"{url}/v1", max_retries=0)
+    with (
+        provider.serve() as url,
+        openai.OpenAI(api_key="test", base_url=f"{url}/v1", max_retries=0) as client,
+    ):
         wrapped = hw.wrap(client, use=[add_system, redact_answer])
         completion = wrapped.chat.completions.create(model="m", messages=USER)
         stream = wrapped.chat.completions.create(model="m", messages=USER, stream=True)
@@ -429,3 +431,13 @@ def test_responses_stream_helper_parse_and_legacy_completions(is_async: bool) ->
     assert parsed == Weather(city="Oslo", degrees=3)
     assert legacy_text == "legacy [r]" or legacy_text == "legacy [redacted]"
     assert provider.requests[-1].body["prompt"].startswith("Be brief.")
+
+
+def test_explain_lists_both_layers_of_a_twice_wrapped_client() -> None:
+    inner = hw.wrap(FakeProvider().openai(), use=[redact])
+    outer = hw.wrap(inner, use=[add_system])
+    table = hw.explain(outer)
+    lines = [line for line in table.splitlines() if "add_system" in line or "redact" in line]
+    assert [line.split()[0] for line in lines] == ["before_model", "on_chunk"]
+    assert "layer 0" in lines[0]
+    assert "layer 1" in lines[1]

@@ -27,7 +27,7 @@ from .._convert import message_from
 from .._engine import ModelEngine
 from .._stack import Chain
 from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
-from ._wire import Event, Wire, parse_sse
+from ._wire import Event, SSEDecoder, Wire
 
 __all__ = ["ApiClientAdapter", "ClientProxy", "Layer", "hook_client", "process_hooked"]
 
@@ -39,7 +39,7 @@ _capture: ContextVar[bool] = ContextVar("hookwrap_capture", default=False)
 class Exchange:
     """One model call's native side: the client, its wire, and what came back."""
 
-    __slots__ = ("capture", "client", "http", "template", "wire")
+    __slots__ = ("capture", "client", "http", "made", "template", "wire")
 
     def __init__(self, client: Any, wire: Wire, capture: bool) -> None:
         self.client = client
@@ -47,6 +47,7 @@ class Exchange:
         self.capture = capture  # an outer layer wants the HTTP response, not SDK objects
         self.http: Any = None
         self.template: Event | None = None
+        self.made: Chunk | None = None  # the chunk last read from the wire
 
 
 def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
@@ -259,7 +260,8 @@ class ApiClientAdapter(Adapter):
             for event in native:
                 if ex.template is None:
                     ex.template = event
-                yield wire.chunk(event)
+                chunk = ex.made = wire.chunk(event)
+                yield chunk
         finally:
             native.close()
 
@@ -271,7 +273,8 @@ class ApiClientAdapter(Adapter):
             async for event in native:
                 if ex.template is None:
                     ex.template = event
-                yield wire.chunk(event)
+                chunk = ex.made = wire.chunk(event)
+                yield chunk
         finally:
             await native.aclose()
 
@@ -279,8 +282,8 @@ class ApiClientAdapter(Adapter):
         assert call is not None
         ex: Exchange = call.args[2]
         raw = chunk.raw
-        if raw.__class__ is Event and ex.wire.chunk(raw) == chunk:
-            return raw
+        if chunk is ex.made or (raw.__class__ is Event and ex.wire.chunk(raw) == chunk):
+            return raw  # unchanged: its bytes go on as they came
         events = ex.wire.write_chunk(chunk, ex.template)
         return events or DROP
 
@@ -391,23 +394,22 @@ def _original_process(client: Any) -> Callable[..., Any]:
 
 
 def _events(http: Any) -> Iterator[Event]:
+    decoder = SSEDecoder()
     try:
-        yield from parse_sse(http.iter_lines())
+        for data in http.iter_bytes():
+            yield from decoder.feed(data)
+        yield from decoder.flush()
     finally:
         http.close()
 
 
 async def _aevents(http: Any) -> AsyncIterator[Event]:
+    decoder = SSEDecoder()
     try:
-        lines: list[str] = []
-        async for line in http.aiter_lines():
-            if line:
-                lines.append(line)
-                continue
-            for event in parse_sse([*lines, ""]):
+        async for data in http.aiter_bytes():
+            for event in decoder.feed(data):
                 yield event
-            lines = []
-        for event in parse_sse(lines):
+        for event in decoder.flush():
             yield event
     finally:
         await http.aclose()

@@ -8,12 +8,12 @@ back into its own objects. The fake provider in `hookwrap.testing` speaks the sa
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from .._types import Chunk, ModelRequest, ModelResponse
 
-__all__ = ["Event", "Wire", "encode_sse", "parse_sse"]
+__all__ = ["Event", "SSEDecoder", "Wire", "encode_sse", "parse_sse"]
 
 
 class Event:
@@ -52,38 +52,61 @@ def encode_sse(event: str | None, data: Any) -> bytes:
     return f"{head}data: {payload}\n\n".encode()
 
 
-def parse_sse(lines: Iterable[bytes | str]) -> Iterator[Event]:
-    """Events from the lines of an SSE body (line endings stripped or not), raw bytes kept."""
+def parse_sse(chunks: Iterable[bytes]) -> list[Event]:
+    """Every event of an SSE body given in pieces (lines, network chunks, the whole)."""
+    decoder = SSEDecoder()
+    events = [event for chunk in chunks for event in decoder.feed(chunk)]
+    return [*events, *decoder.flush()]
+
+
+class SSEDecoder:
+    """Events from the bytes of an SSE body as they arrive, each keeping its exact bytes.
+
+    Works on whole blocks (split at blank lines) rather than line by line: the hot path
+    of every streamed SDK call.
+    """
+
+    __slots__ = ("buffer",)
+
+    def __init__(self) -> None:
+        self.buffer = b""
+
+    def feed(self, data: bytes) -> list[Event]:
+        buffer = self.buffer + data
+        if b"\r" in buffer:
+            buffer = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        blocks = buffer.split(b"\n\n")
+        self.buffer = blocks.pop()
+        return [event for block in blocks if (event := _block(block)) is not None]
+
+    def flush(self) -> list[Event]:
+        block, self.buffer = self.buffer, b""
+        event = _block(block)
+        return [] if event is None else [event]
+
+
+def _block(block: bytes) -> Event | None:
+    """One event, or None for a block of comments (keep-alives) or nothing."""
     event: str | None = None
     data: list[str] = []
-    raw: list[bytes] = []
-    for line in lines:
-        text = (line if isinstance(line, str) else line.decode()).rstrip("\r\n")
-        if not text:
-            if data or event:
-                yield _event(event, data, raw)
-            event, data, raw = None, [], []
+    for line in block.decode().split("\n"):
+        if not line or line[0] == ":":
             continue
-        raw.append(text.encode() + b"\n")
-        if text.startswith(":"):
-            continue
-        field, _, value = text.partition(":")
-        value = value.removeprefix(" ")
-        if field == "event":
-            event = value
-        elif field == "data":
+        field, _, value = line.partition(":")
+        if value[:1] == " ":
+            value = value[1:]
+        if field == "data":
             data.append(value)
-    if data or event:
-        yield _event(event, data, raw)
-
-
-def _event(event: str | None, data: list[str], raw: list[bytes]) -> Event:
+        elif field == "event":
+            event = value
+    if not data and event is None:
+        return None
     payload = "\n".join(data)
     try:
         parsed: Any = json.loads(payload) if payload else None
     except ValueError:
         parsed = payload
-    return Event(event, parsed, b"".join(raw) + b"\n")
+    return Event(event, parsed, block.lstrip(b"\n") + b"\n\n")
 
 
 class Wire:
