@@ -52,6 +52,7 @@ def run_blocks(path: Path, expected_errors: int = 0) -> str:
 def test_readme_tour_runs_and_prints_what_it_says() -> None:
     printed = run_blocks(ROOT / "README.md")
     assert "2 messages in; the key is [redacted]" in printed
+    assert "the key is [redacted]\n" in printed  # the wrapped OpenAI client
     assert "sk-abcdef" not in printed
     assert "refused to read /etc/shadow" in printed
     assert "system_prompt" in printed  # the explain table

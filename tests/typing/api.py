@@ -51,3 +51,19 @@ spec: hw.ToolSpec = get_weather.spec
 ctx: hw.RunContext[dict[str, int]]
 with hw.run(context={"user": 1}) as run_ctx:
     run_id: str = run_ctx.run_id
+
+
+def clients() -> None:
+    """Wrapped clients keep their types: the same methods and return types for checkers."""
+    from anthropic import Anthropic
+    from openai import AsyncOpenAI, OpenAI
+    from openai.types.chat import ChatCompletion
+
+    client = hw.wrap(OpenAI(api_key="k"), use=[add_system])
+    assert_type(client, OpenAI)
+    completion = client.chat.completions.create(model="m", messages=[])
+    assert_type(completion, ChatCompletion)
+    assert_type(hw.wrap(AsyncOpenAI(api_key="k")), AsyncOpenAI)
+    assert_type(hw.wrap(Anthropic(api_key="k"), use=[add_system]), Anthropic)
+    hw.patch("openai", use=[add_system])
+    hw.unpatch()
