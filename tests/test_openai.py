@@ -441,3 +441,42 @@ def test_explain_lists_both_layers_of_a_twice_wrapped_client() -> None:
     assert [line.split()[0] for line in lines] == ["before_model", "on_chunk"]
     assert "layer 0" in lines[0]
     assert "layer 1" in lines[1]
+
+
+def test_with_stream_as_s_gives_the_hooked_stream_and_no_attributes_are_added() -> None:
+    provider = FakeProvider([SECRET, SECRET], chunk_size=100)
+    plain = provider.openai().chat.completions.create(model="m", messages=USER, stream=True)
+    plain_attrs = set(vars(plain))
+    plain.close()
+    wrapped = hw.wrap(provider.openai(), use=[redact])
+    stream = wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+    with stream as s:
+        assert s is stream
+        text = "".join(c.choices[0].delta.content or "" for c in s if c.choices)
+    assert text == "[redacted]"
+    assert set(vars(stream)) == plain_attrs  # nothing of hookwrap's is left on SDK objects
+
+
+def test_an_async_stream_closed_from_another_task_ends_cleanly() -> None:
+    provider = FakeProvider(["x" * 40], chunk_size=2)
+    ends: list[str] = []
+
+    @hw.on_abort
+    def aborted(info: hw.FinishInfo) -> None:
+        ends.append(str(info.reason))
+
+    wrapped = hw.wrap(provider.openai(async_=True), use=[aborted, redact])
+
+    async def main() -> None:
+        stream = await wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+
+        async def read_one() -> None:
+            async for _ in stream:
+                break
+
+        await asyncio.create_task(read_one())
+        await asyncio.create_task(stream.close())  # another task, another context
+
+    asyncio.run(main())
+    assert ends == ["closed by consumer"]
+    assert provider.closed == 1
