@@ -8,13 +8,18 @@ proxy of that API client whose four methods run `:generateContent` and
 `:streamGenerateContent` calls through the hooks (every other request passes straight
 through): hooks see the body going out and the JSON coming back, and the SDK builds its
 native `GenerateContentResponse`s from what the hooks left. The user's client is not changed.
+`hw.patch` puts the same interception on the SDK's `BaseApiClient` class instead, for every
+client at once. Nothing imports `google.genai` until a client is wrapped or the SDK patched.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import json
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import wrapt
@@ -27,7 +32,16 @@ from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_mess
 from ._google_wire import GeminiWire
 from ._wire import Event
 
-__all__ = ["GeminiAdapter", "GeminiAsyncClient", "GeminiClient", "is_client", "wrap", "wrap_client"]
+__all__ = [
+    "GeminiAdapter",
+    "GeminiAsyncClient",
+    "GeminiClient",
+    "is_client",
+    "patch",
+    "unpatch",
+    "wrap",
+    "wrap_client",
+]
 
 _MODEL_CALLS = (":generateContent", ":streamGenerateContent")
 _WIRE = GeminiWire()
@@ -257,6 +271,9 @@ class GeminiAdapter(Adapter):
 # -- installing the hooks ---------------------------------------------------------------------
 
 
+_SHAPE = {False: "sync", True: "async"}
+
+
 def _is_model_call(method: str, path: str) -> bool:
     return method.lower() == "post" and any(p in path for p in _MODEL_CALLS)
 
@@ -264,21 +281,22 @@ def _is_model_call(method: str, path: str) -> bool:
 class _Layer:
     """One stack of hooks: its sync and async engines, built once.
 
-    A client serves both shapes; a stack one shape cannot run (an async hook for sync
-    calls, a sync `call_next` hook for async ones) is refused when that shape is called,
-    and when wrapping if it fits neither.
+    A client (and the patched SDK) serves both shapes; a stack one shape cannot run (an
+    async hook for sync calls, a sync `call_next` hook for async ones) is refused when that
+    shape is called, and when wrapping (or patching) if it fits neither.
     """
 
     __slots__ = ("aengine", "chain", "engine", "refused")
 
-    def __init__(self, chain: Chain, what: str, shapes: Iterable[bool] = (False, True)) -> None:
+    def __init__(self, chain: Chain, what: str, shapes: Sequence[bool] = (False, True)) -> None:
         self.chain = chain
         self.engine: ModelEngine | None = None
         self.aengine: ModelEngine | None = None
         self.refused: dict[bool, TypeError] = {}
         for is_async in shapes:
+            side = what if len(shapes) == 1 else f"the {_SHAPE[is_async]} side of {what}"
             try:
-                engine = ModelEngine(GeminiAdapter(is_async), chain, is_async, what)
+                engine = ModelEngine(GeminiAdapter(is_async), chain, is_async, side)
             except TypeError as exc:
                 self.refused[is_async] = exc
                 continue
@@ -296,6 +314,26 @@ class _Layer:
         return TypeError(str(self.refused[is_async]))
 
 
+def _call(layer: _Layer, fn: Any, method: str, path: str, body: Any, options: Any) -> Any:
+    """One sync `request` / `request_streamed` through `layer`; `fn` sends it."""
+    if not _is_model_call(method, path):
+        return fn(method, path, body, options)
+    engine = layer.engine
+    if engine is None:
+        raise layer.refuse(False)
+    return engine.call(fn, None, (method, path, body, options, _Exchange(path)), {})
+
+
+async def _acall(layer: _Layer, fn: Any, method: str, path: str, body: Any, options: Any) -> Any:
+    """`_call` for `async_request` / `async_request_streamed`."""
+    if not _is_model_call(method, path):
+        return await fn(method, path, body, options)
+    engine = layer.aengine
+    if engine is None:
+        raise layer.refuse(True)
+    return await engine.acall(fn, None, (method, path, body, options, _Exchange(path)), {})
+
+
 class _HookedApiClient(wrapt.ObjectProxy[Any]):
     """The SDK's API client with its model calls run through one layer of hooks."""
 
@@ -303,49 +341,29 @@ class _HookedApiClient(wrapt.ObjectProxy[Any]):
         super().__init__(api_client)
         self._self_layer = layer
 
-    def _run(self, fn: Any, method: str, path: str, body: Any, options: Any) -> Any:
-        engine = self._self_layer.engine
-        if engine is None:
-            raise self._self_layer.refuse(False)
-        return engine.call(fn, None, (method, path, body, options, _Exchange(path)), {})
-
-    async def _arun(self, fn: Any, method: str, path: str, body: Any, options: Any) -> Any:
-        engine = self._self_layer.aengine
-        if engine is None:
-            raise self._self_layer.refuse(True)
-        return await engine.acall(fn, None, (method, path, body, options, _Exchange(path)), {})
-
     def request(
         self, http_method: str, path: str, request_dict: Any, http_options: Any = None
     ) -> Any:
         fn = self.__wrapped__.request
-        if not _is_model_call(http_method, path):
-            return fn(http_method, path, request_dict, http_options)
-        return self._run(fn, http_method, path, request_dict, http_options)
+        return _call(self._self_layer, fn, http_method, path, request_dict, http_options)
 
     def request_streamed(
         self, http_method: str, path: str, request_dict: Any, http_options: Any = None
     ) -> Any:
         fn = self.__wrapped__.request_streamed
-        if not _is_model_call(http_method, path):
-            return fn(http_method, path, request_dict, http_options)
-        return self._run(fn, http_method, path, request_dict, http_options)
+        return _call(self._self_layer, fn, http_method, path, request_dict, http_options)
 
     async def async_request(
         self, http_method: str, path: str, request_dict: Any, http_options: Any = None
     ) -> Any:
         fn = self.__wrapped__.async_request
-        if not _is_model_call(http_method, path):
-            return await fn(http_method, path, request_dict, http_options)
-        return await self._arun(fn, http_method, path, request_dict, http_options)
+        return await _acall(self._self_layer, fn, http_method, path, request_dict, http_options)
 
     async def async_request_streamed(
         self, http_method: str, path: str, request_dict: Any, http_options: Any = None
     ) -> Any:
         fn = self.__wrapped__.async_request_streamed
-        if not _is_model_call(http_method, path):
-            return await fn(http_method, path, request_dict, http_options)
-        return await self._arun(fn, http_method, path, request_dict, http_options)
+        return await _acall(self._self_layer, fn, http_method, path, request_dict, http_options)
 
 
 class GeminiAsyncClient(wrapt.ObjectProxy[Any]):
@@ -357,7 +375,7 @@ class GeminiAsyncClient(wrapt.ObjectProxy[Any]):
         from google.genai.models import AsyncModels
 
         self._self_api = api
-        self._self_chain = chain
+        self._self_chain = chain  # for `hw.explain`, which then follows `__wrapped__` inward
         self._self_models = AsyncModels(api)
 
     @property
@@ -387,7 +405,7 @@ class GeminiClient(wrapt.ObjectProxy[Any]):
         from google.genai.models import Models
 
         self._self_api = api
-        self._self_chain = chain
+        self._self_chain = chain  # for `hw.explain`, which then follows `__wrapped__` inward
         self._self_models = Models(api)
         self._self_aio = GeminiAsyncClient(client.aio, api, chain)
 
@@ -430,7 +448,8 @@ def is_client(obj: object) -> bool:
 def wrap_client(client: Any, chain: Chain) -> Any:
     """`client` with `chain` around its model calls (outside the hooks it already has).
 
-    Returns a `GeminiClient` for a `Client`, a `GeminiAsyncClient` for an `AsyncClient`.
+    Returns a `GeminiClient` for a `Client`, a `GeminiAsyncClient` for an `AsyncClient`;
+    of a wrapped one, a proxy of that proxy, so `__wrapped__` leads to the inner layer.
     """
     wrapped = isinstance(client, (GeminiClient, GeminiAsyncClient))
     inner = getattr(client, "_self_api" if wrapped else "_api_client")
@@ -444,3 +463,64 @@ def wrap_client(client: Any, chain: Chain) -> Any:
 
 
 wrap = wrap_client
+
+
+# -- hw.patch -------------------------------------------------------------------------------
+
+_PATCHED = ("request", "request_streamed", "async_request", "async_request_streamed")
+
+
+def _base_class() -> Any:
+    return importlib.import_module("google.genai._api_client").BaseApiClient
+
+
+def _hooked(original: Any, layer: _Layer) -> Any:
+    """`original` (a `BaseApiClient` method) with its model calls run through `layer`."""
+    if inspect.iscoroutinefunction(original):
+
+        @functools.wraps(original)
+        async def arequest(
+            self: Any, http_method: str, path: str, request_dict: Any, http_options: Any = None
+        ) -> Any:
+            fn = original.__get__(self)
+            return await _acall(layer, fn, http_method, path, request_dict, http_options)
+
+        return arequest
+
+    @functools.wraps(original)
+    def request(
+        self: Any, http_method: str, path: str, request_dict: Any, http_options: Any = None
+    ) -> Any:
+        return _call(layer, original.__get__(self), http_method, path, request_dict, http_options)
+
+    return request
+
+
+def patch(chain: Chain) -> None:
+    """`hw.patch("google-genai")`: every client's model calls through `chain`.
+
+    The four request methods of the SDK's `BaseApiClient` are replaced on the class, so
+    clients made before the patch, their `aio` side and their chats are reached too, and
+    a client wrapped with `hw.wrap` runs its own hooks outside these. One layer serves
+    sync and async clients: a stack only async calls can run (async hooks) is accepted,
+    and a sync call then raises the `TypeError` naming the hook.
+    """
+    cls = _base_class()
+    if "__hookwrap_saved__" in cls.__dict__:
+        raise AssertionError(f"{cls.__qualname__} is patched already")
+    layer = _Layer(chain, "the patched google-genai SDK")
+    saved = {name: cls.__dict__[name] for name in _PATCHED}
+    for name, original in saved.items():
+        setattr(cls, name, _hooked(original, layer))
+    cls.__hookwrap_saved__ = saved
+
+
+def unpatch() -> None:
+    """Put back the very functions `patch` replaced (nothing when not patched)."""
+    cls = _base_class()
+    saved: dict[str, Any] | None = cls.__dict__.get("__hookwrap_saved__")
+    if saved is None:
+        return
+    for name, original in saved.items():
+        setattr(cls, name, original)
+    del cls.__hookwrap_saved__
