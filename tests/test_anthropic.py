@@ -227,3 +227,24 @@ def test_through_a_real_loopback_server() -> None:
         with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
             text = stream.get_final_text()
     assert text == "over http [redacted]"
+
+
+def test_parse_reads_what_the_hooks_left(is_async: bool) -> None:
+    from pydantic import BaseModel
+
+    class Weather(BaseModel):
+        city: str
+        degrees: int
+
+    provider = FakeProvider(['{"city": "Paris", "degrees": 18}'])
+
+    @hw.after_model
+    def colder(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=hw.Message.assistant(response.text.replace("18", "9")))
+
+    wrapped = hw.wrap(provider.anthropic(async_=is_async), use=[add_system, colder])
+    parsed = run(
+        wrapped.messages.parse(model="m", max_tokens=50, messages=USER, output_format=Weather)
+    )
+    assert parsed.parsed_output == Weather(city="Paris", degrees=9)
+    assert system_of(provider.requests[-1].body) == "Be brief."
