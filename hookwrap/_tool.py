@@ -16,6 +16,7 @@ import attrs
 
 from ._convert import converter
 from ._hooks import describe
+from ._run import current_var
 from ._types import ToolCall, ToolSpec
 
 __all__ = ["ToolArgumentError", "ToolBinding", "schema_of"]
@@ -126,7 +127,16 @@ class _Direct:
 class ToolBinding:
     """How arguments reach one tool function."""
 
-    __slots__ = ("fn", "hints", "names", "params", "positional_only", "spec", "var_pos")
+    __slots__ = (
+        "fn",
+        "hints",
+        "names",
+        "params",
+        "positional_only",
+        "spec",
+        "takes_ctx",
+        "var_pos",
+    )
 
     def __init__(self, fn: Callable[..., Any], name: str, description: str | None) -> None:
         self.fn = fn
@@ -136,6 +146,8 @@ class ToolBinding:
         except Exception as exc:
             raise TypeError(f"hw.tool: cannot read the signature of {describe(fn)}: {exc}") from exc
         self.params = dict(sig.parameters)
+        # a `ctx` parameter receives the tool call's RunContext; the model never sees it
+        self.takes_ctx = "ctx" in self.params
         self.names = tuple(
             p.name
             for p in sig.parameters.values()
@@ -221,12 +233,16 @@ class ToolBinding:
             raise ToolArgumentError(
                 f"{self.spec.name}() is missing argument(s): {', '.join(missing)}"
             )
+        if self.takes_ctx and "ctx" not in arguments:
+            kwargs["ctx"] = current_var.get()
         return args, kwargs
 
     def invoke(self, call: ToolCall) -> Any:
         raw = call.raw
         if isinstance(raw, _Direct):
             if call.arguments is raw.arguments:
+                if self.takes_ctx and "ctx" not in raw.arguments:
+                    return raw.fn(*raw.args, **raw.kwargs, ctx=current_var.get())
                 return raw.fn(*raw.args, **raw.kwargs)
             args, kwargs = self._split(call.arguments, False)
             return raw.fn(*args, **kwargs)

@@ -115,7 +115,7 @@ class Tool(_Proxy, Generic[P, R]):
         is_async = inspect.iscoroutinefunction(fn)
         engine = ToolEngine(binding, chain, is_async, tool_name)
         runner: Callable[..., Any] = _direct
-        if chain.hooks:
+        if chain.hooks or binding.takes_ctx:  # `ctx` needs the run a hooked call opens
             runner = engine.acall if is_async else engine.call
         super().__init__(fn, runner, chain, engine, "tool")
 

@@ -372,3 +372,38 @@ def test_a_function_returning_an_int_is_a_clear_type_error_naming_it() -> None:
     message = str(excinfo.value)
     assert "count_tokens_llm" in message
     assert "int" in message
+
+
+def test_a_positional_model_argument_is_read_and_written_back_in_place() -> None:
+    seen: list[str | None] = []
+
+    @hw.before_model
+    def upgrade(request: hw.ModelRequest) -> hw.ModelRequest:
+        seen.append(request.model)
+        return request.replace(model="large")
+
+    def ask(prompt: str, model: str) -> str:
+        return f"{model}: {prompt}"
+
+    assert hw.model(ask, use=[upgrade])("hi", "small") == "large: hi"
+    assert hw.model(ask, use=[upgrade])("hi", model="small") == "large: hi"
+    assert seen == ["small", "small"]
+
+
+def test_a_function_taking_messages_and_prompt_uses_the_one_each_call_gives() -> None:
+    forms: list[tuple[str, ...]] = []
+
+    @hw.before_model
+    def brief(request: hw.ModelRequest) -> hw.ModelRequest:
+        forms.append(tuple(m.role for m in request.messages))
+        return request.replace(messages=(hw.Message.system("Brief."), *request.messages))
+
+    def ask(messages: list[dict[str, str]] | None = None, prompt: str | None = None) -> str:
+        if messages is not None:
+            return " | ".join(m["content"] for m in messages)
+        return f"prompt: {prompt}"
+
+    wrapped = hw.model(ask, use=[brief])
+    assert wrapped(prompt="hi") == "prompt: Brief.\n\nhi"
+    assert wrapped([{"role": "user", "content": "yo"}]) == "Brief. | yo"
+    assert forms == [("user",), ("user",)]

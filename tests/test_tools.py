@@ -701,3 +701,20 @@ def test_a_bad_argument_is_a_tool_argument_error_naming_it(
         trip.invoke(hw.ToolCall(id="bad", name="trip", arguments=arguments))
     assert re.search(rf"\b{named}\b", str(excinfo.value)), str(excinfo.value)
     assert ran == []
+
+
+def test_a_ctx_parameter_receives_the_tool_calls_run_context_and_is_not_in_the_schema() -> None:
+    @hw.tool
+    def lookup(city: str, ctx: hw.RunContext[None]) -> str:
+        """Look a city up."""
+        return f"{city}: {ctx.phase} {ctx.call_id}"
+
+    assert "ctx" not in lookup.spec.parameters["properties"]
+    assert lookup("Paris").startswith("Paris: tool ")
+    assert lookup.invoke(hw.ToolCall("call-7", "lookup", {"city": "Oslo"})) == "Oslo: tool call-7"
+
+    @hw.tool
+    async def alookup(city: str, ctx: hw.RunContext[None]) -> str:
+        return f"{city}: {ctx.phase}"
+
+    assert asyncio.run(alookup("Rome")) == "Rome: tool"

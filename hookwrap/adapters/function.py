@@ -55,14 +55,17 @@ class FunctionAdapter(Adapter):
         "fn",
         "form",
         "index",
+        "model_index",
         "name",
+        "other",
         "returns",
         "streams",
         "var_kw",
     )
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], argument: str | None = None) -> None:
         self.fn = fn
+        self.other: FunctionAdapter | None = None  # for a function taking messages and prompt
         try:
             sig = inspect.signature(fn)
         except (TypeError, ValueError) as exc:
@@ -73,7 +76,8 @@ class FunctionAdapter(Adapter):
         self.accepts = frozenset(p.name for p in params)
         self.var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
         self.form: Form
-        found = next((p for p in params if p.name in ("messages", "prompt")), None)
+        names = ("messages", "prompt") if argument is None else (argument,)
+        found = next((p for p in params if p.name in names), None)
         if found is None:
             req = [p for p in params if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
             if len(req) == 1 and (
@@ -94,6 +98,13 @@ class FunctionAdapter(Adapter):
         positional = (found.POSITIONAL_ONLY, found.POSITIONAL_OR_KEYWORD)
         self.index = params.index(found) if found.kind in positional else 1 << 30
         self.default = found.default
+        model = next((p for p in params if p.name == "model"), None)
+        at = params.index(model) if model is not None and model.kind in positional else None
+        self.model_index = 1 << 30 if at is None else at
+        if argument is None and self.form != "request":
+            second = "prompt" if self.form == "messages" else "messages"
+            if second in self.accepts:  # each call uses the one it was given
+                self.other = FunctionAdapter(fn, second)
 
     # -- request ------------------------------------------------------------------------
 
@@ -106,7 +117,25 @@ class FunctionAdapter(Adapter):
             raise TypeError(f"{describe(self.fn)} was called without its `{self.name}` argument")
         return value
 
+    def _given(self, call: Call) -> FunctionAdapter:
+        """The adapter for this call's form: `other` when only its argument was given."""
+        other = self.other
+        if other is not None:
+            args = call.args
+            mine = args[self.index] if len(args) > self.index else call.kwargs.get(self.name)
+            if mine is None:
+                return other
+        return self
+
+    def _model(self, call: Call) -> Any:
+        args = call.args
+        if len(args) > self.model_index:
+            return args[self.model_index]
+        return call.kwargs.get("model")
+
     def request(self, call: Call) -> ModelRequest:
+        if self.other is not None and (given := self._given(call)) is not self:
+            return given.request(call)
         value = self._argument(call)
         kwargs = call.kwargs
         if self.form == "request":
@@ -129,9 +158,9 @@ class FunctionAdapter(Adapter):
                 )
             else:
                 messages = tuple(message_from(m) for m in value)  # pyright: ignore[reportUnknownVariableType]
-            if kwargs:
+            if kwargs or len(call.args) > self.model_index:
                 options = {k: v for k, v in kwargs.items() if k != self.name and k not in _RESERVED}
-                model = kwargs.get("model")
+                model = self._model(call)
                 request = new_request(
                     messages,
                     (),
@@ -154,7 +183,7 @@ class FunctionAdapter(Adapter):
             )
         if request is call.request:
             return call.fn(*call.args, **call.kwargs)
-        args, kwargs = self._write_back(request, call)
+        args, kwargs = self._given(call)._write_back(request, call)
         return call.fn(*args, **kwargs)
 
     def _write_back(
@@ -178,7 +207,11 @@ class FunctionAdapter(Adapter):
             kwargs[self.name] = value
         if self.form != "request":
             if request.model != original.model and ("model" in self.accepts or self.var_kw):
-                kwargs["model"] = request.model
+                if len(args) > self.model_index:  # given positionally: stays there
+                    at = self.model_index
+                    args = (*args[:at], request.model, *args[at + 1 :])
+                else:
+                    kwargs["model"] = request.model
             if request.options != original.options:
                 for key in original.options:
                     if key not in request.options:
