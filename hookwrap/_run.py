@@ -131,9 +131,13 @@ class RunState:
 
     @property
     def id(self) -> str:
-        if self._id is None:
-            self._id = uuid.uuid4().hex
-        return self._id
+        found = self._id
+        if found is None:
+            with self.lock:  # made on first read: threads of one run must all get the same
+                if self._id is None:
+                    self._id = uuid.uuid4().hex
+                found = self._id
+        return found
 
     def join(self, chain: Chain) -> list[Hook]:
         """Register a stack's lifecycle hooks; return its `on_start` hooks new to the run."""

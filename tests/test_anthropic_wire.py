@@ -4,6 +4,7 @@ against the installed `anthropic` SDK's own types, accumulator and stream helper
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import subprocess
 import sys
@@ -34,11 +35,26 @@ from hookwrap.adapters._anthropic_wire import (  # the laws reach into the write
 from hookwrap.adapters._wire import Event, parse_sse
 
 anthropic = pytest.importorskip("anthropic")
-httpx2 = pytest.importorskip("httpx2")
 pydantic = pytest.importorskip("pydantic")
 from anthropic.lib.streaming._messages import accumulate_event  # noqa: E402
 from anthropic.types import Message as SDKMessage  # noqa: E402
 from anthropic.types import RawMessageStreamEvent  # noqa: E402
+
+# anthropic < 1.0 is built on httpx, later releases on httpx2: the SDK's own client says which
+HTTPX: Any = next(
+    sys.modules[root]
+    for cls in anthropic.DefaultHttpxClient.__mro__
+    if (root := cls.__module__.partition(".")[0]) in ("httpx", "httpx2")
+)
+# anthropic >= 1.5 keeps partial tool-input JSON in the caller's `json_bufs`, older releases
+# on the snapshot itself
+_JSON_BUFS = "json_bufs" in inspect.signature(accumulate_event).parameters
+
+
+def accumulate(event: Any, snapshot: Any, buffers: dict[int, bytes]) -> Any:
+    more: Any = {"json_bufs": buffers} if _JSON_BUFS else {}
+    return accumulate_event(event=event, current_snapshot=snapshot, **more)
+
 
 W = MessagesWire()
 EVENTS: Any = pydantic.TypeAdapter(RawMessageStreamEvent)
@@ -715,7 +731,7 @@ def test_stream_events_validate_and_accumulate_to_the_response() -> None:
     buffers: dict[int, bytes] = {}
     for event in events:
         parsed = EVENTS.validate_python(event.data)
-        snapshot = accumulate_event(event=parsed, current_snapshot=snapshot, json_bufs=buffers)
+        snapshot = accumulate(parsed, snapshot, buffers)
     message = SDKMessage.model_validate(snapshot.to_dict())
     assert [b.type for b in message.content] == ["text", "tool_use", "tool_use"]
     assert message.content[0].text == "Hello there"  # type: ignore[union-attr]
@@ -735,20 +751,24 @@ def test_stream_events_of_a_raw_response_keep_its_thinking() -> None:
     snapshot: Any = None
     buffers: dict[int, bytes] = {}
     for event in events:
-        snapshot = accumulate_event(
-            event=EVENTS.validate_python(event.data), current_snapshot=snapshot, json_bufs=buffers
-        )
-    assert snapshot.to_dict()["content"] == data["content"]
+        snapshot = accumulate(EVENTS.validate_python(event.data), snapshot, buffers)
+    # anthropic < 0.122 starts each block from its `model_dump()`, so the fields an event
+    # left out come back as None
+    content = [
+        {k: v for k, v in block.items() if v is not None or k in sent}
+        for block, sent in zip(snapshot.to_dict()["content"], data["content"], strict=True)
+    ]
+    assert content == data["content"]
     assert snapshot.id == "msg_01"
 
 
 def sdk_client(payload: bytes, content_type: str, seen: list[Any]) -> Any:
     def handle(request: Any) -> Any:
         seen.append(json.loads(request.content))
-        return httpx2.Response(200, content=payload, headers={"content-type": content_type})
+        return HTTPX.Response(200, content=payload, headers={"content-type": content_type})
 
-    transport = httpx2.MockTransport(handle)
-    return anthropic.Anthropic(api_key="k", http_client=httpx2.Client(transport=transport))
+    transport = HTTPX.MockTransport(handle)
+    return anthropic.Anthropic(api_key="k", http_client=HTTPX.Client(transport=transport))
 
 
 def test_the_sdk_stream_helper_reads_stream_events() -> None:

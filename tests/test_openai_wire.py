@@ -810,6 +810,9 @@ def test_responses_stream_events_are_valid_and_assemble_back(response: ModelResp
             parsed.type,
         )
     assert events[0].data["type"] == "response.created"
+    # as the API does; openai < 3.9 requires it, later releases accept it
+    done = [e.data for e in events if e.event == "response.function_call_arguments.done"]
+    assert [d["name"] for d in done] == [c.name for c in response.message.tool_calls]
     chunks = [RESP.chunk(e) for e in reparse(events)]
     status = "incomplete" if response.finish_reason == "max_tokens" else "completed"
     assert assemble(chunks, response.model) == response.replace(finish_reason=status)

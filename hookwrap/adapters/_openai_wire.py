@@ -995,7 +995,10 @@ class ResponsesWire(Wire):
                 emit("response.output_item.added", output_index=index, item=opening)
                 for piece in _pieces(item["arguments"]):
                     emit("response.function_call_arguments.delta", **at, delta=piece)
-                emit("response.function_call_arguments.done", **at, arguments=item["arguments"])
+                # the API sends `name`; openai < 3.9 requires it in this event's model,
+                # later releases keep it as an extra field
+                done = {"arguments": item["arguments"], "name": item["name"]}
+                emit("response.function_call_arguments.done", **at, **done)
             emit("response.output_item.done", output_index=index, item=item)
         end = "response.incomplete" if final["status"] == "incomplete" else "response.completed"
         emit(end, response=final)
