@@ -27,6 +27,7 @@ class Hook:
     """One hook as it sits in a stack: the callable, its spec, and its stack's switches."""
 
     __slots__ = (
+        "call",
         "continue_on_error",
         "continue_on_response",
         "fn",
@@ -56,6 +57,8 @@ class Hook:
         self.continue_on_error = continue_on_error
         self.continue_on_response = continue_on_response
         self.fn = _fail_open(target, self) if spec.fail_open and spec.form == "plain" else target
+        # what the stages call: the stage's arguments only, `ctx` added when the hook takes it
+        self.call = _with_ctx(self.fn) if spec.takes_ctx else self.fn
 
     def switched(self, continue_on_error: bool, continue_on_response: bool) -> Hook:
         return Hook(
@@ -92,6 +95,18 @@ def _identity(fn: Any) -> Any:
 
 def _same(a: Any, b: Any) -> bool:
     return bool(_identity(a) == _identity(b))
+
+
+def _with_ctx(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn` called with the current run's context as `ctx` (stages run inside the run)."""
+    from ._run import current_var
+
+    get = current_var.get
+
+    def with_ctx(*args: Any) -> Any:
+        return fn(*args, ctx=get())
+
+    return with_ctx
 
 
 def _fail_open(fn: Callable[..., Any], hook: Hook) -> Callable[..., Any]:

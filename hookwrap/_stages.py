@@ -80,7 +80,7 @@ def before_model(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(request, ctx=ctx) if hook.takes_ctx else hook.fn(request)
+            result = hook.call(request)
             if result is None:
                 continue
             request, respond, stop = _before_model_result(hook, request, result, respond)
@@ -101,7 +101,7 @@ async def before_model_async(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(request, ctx=ctx) if hook.takes_ctx else hook.fn(request)
+            result = hook.call(request)
             if hook.is_async:
                 result = await result
             if result is None:
@@ -126,11 +126,7 @@ def after_model(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = (
-                hook.fn(request, response, ctx=ctx)
-                if hook.takes_ctx
-                else hook.fn(request, response)
-            )
+            result = hook.call(request, response)
             if result is None:
                 continue
             if not isinstance(result, ModelResponse):
@@ -149,11 +145,7 @@ async def after_model_async(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = (
-                hook.fn(request, response, ctx=ctx)
-                if hook.takes_ctx
-                else hook.fn(request, response)
-            )
+            result = hook.call(request, response)
             if hook.is_async:
                 result = await result
             if result is None:
@@ -175,10 +167,7 @@ def call_all(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: Any) -> None:
     first: BaseException | None = None
     for hook in hooks:
         try:
-            if hook.takes_ctx:
-                hook.fn(*args, ctx=ctx)
-            else:
-                hook.fn(*args)
+            hook.call(*args)
         except BaseException as exc:
             first = failed(hook, exc, first)
     if first is not None:
@@ -189,7 +178,7 @@ async def call_all_async(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: An
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(*args, ctx=ctx) if hook.takes_ctx else hook.fn(*args)
+            result = hook.call(*args)
             if hook.is_async:
                 await result
         except BaseException as exc:
@@ -225,7 +214,7 @@ def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
     first: BaseException | None = None
     for i, hook in enumerate(hooks):
         try:
-            result = hook.fn(chunk, ctx=ctx) if hook.takes_ctx else hook.fn(chunk)
+            result = hook.call(chunk)
             if result is None:
                 continue
             if result.__class__ is not Chunk:
@@ -256,7 +245,7 @@ async def on_chunk_async(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any
     first: BaseException | None = None
     for i, hook in enumerate(hooks):
         try:
-            result = hook.fn(chunk, ctx=ctx) if hook.takes_ctx else hook.fn(chunk)
+            result = hook.call(chunk)
             if hook.is_async:
                 result = await result
             if result is None:
@@ -308,7 +297,7 @@ def before_tool(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -> ToolCall |
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(call, ctx=ctx) if hook.takes_ctx else hook.fn(call)
+            result = hook.call(call)
             if result is None:
                 continue
             result = _before_tool_result(hook, result)
@@ -327,7 +316,7 @@ async def before_tool_async(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(call, ctx=ctx) if hook.takes_ctx else hook.fn(call)
+            result = hook.call(call)
             if hook.is_async:
                 result = await result
             if result is None:
@@ -354,7 +343,7 @@ def after_tool(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(call, outcome, ctx=ctx) if hook.takes_ctx else hook.fn(call, outcome)
+            result = hook.call(call, outcome)
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
@@ -371,7 +360,7 @@ async def after_tool_async(
     first: BaseException | None = None
     for hook in hooks:
         try:
-            result = hook.fn(call, outcome, ctx=ctx) if hook.takes_ctx else hook.fn(call, outcome)
+            result = hook.call(call, outcome)
             if hook.is_async:
                 result = await result
         except BaseException as exc:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, TypeVar, Union, cast
+from typing import Any, Literal, Union, cast
 
 import attrs
 from typing_extensions import Self
@@ -39,27 +39,21 @@ class _Replace:
         """Return a copy with `changes` applied (the original is frozen)."""
         return cast("Self", attrs.evolve(cast(Any, self), **changes))
 
-    def __getattr__(self, name: str) -> Any:
-        # Hot paths build instances with `_make`, setting only the fields that differ
-        # from their defaults; an unset slot reads as its default.
-        defaults = type(self).__dict__.get("_defaults")
-        if defaults is not None and name in defaults:
-            return defaults[name]
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
 
 def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
     """A fast constructor of a frozen class taking `names` positionally.
 
     It skips converters and validators (for values hookwrap builds per call or per chunk,
-    already of the right types) and sets every other field to its default: an unset slot
-    would cost an exception on each read.
+    already of the right types) and sets every other field to its default. A frozen class
+    refuses plain attribute stores, and its descriptors' `__set__` costs a call per field,
+    so the fields are stored on a twin with the same slots, which then becomes `cls`.
     """
-    namespace: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    fields = attrs.fields(cls)
+    twin = type(f"_{cls.__name__}Builder", cls.__bases__, {"__slots__": [f.name for f in fields]})
+    namespace: dict[str, Any] = {"_new": object.__new__, "_twin": twin, "_cls": cls}
     body: list[str] = []
-    for field in attrs.fields(cls):
+    for field in fields:
         name = field.name
-        namespace[f"_set_{name}"] = cls.__dict__[name].__set__
         if name in names:
             value = name
         elif isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
@@ -68,25 +62,13 @@ def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
         else:
             namespace[f"_default_{name}"] = field.default
             value = f"_default_{name}"
-        body.append(f"    _set_{name}(obj, {value})\n")
-    source = f"def make({', '.join(names)}):\n    obj = _new(_cls)\n{''.join(body)}    return obj\n"
+        body.append(f"    obj.{name} = {value}\n")
+    source = (
+        f"def make({', '.join(names)}):\n    obj = _new(_twin)\n{''.join(body)}"
+        "    obj.__class__ = _cls\n    return obj\n"
+    )
     exec(compile(source, f"<hookwrap maker {cls.__name__}>", "exec"), namespace)
     return namespace["make"]  # type: ignore[no-any-return]
-
-
-_C = TypeVar("_C", bound=type)
-
-
-def _with_defaults(cls: _C) -> _C:
-    """Record the class's plain defaults, for `__getattr__` on unset slots."""
-    defaults: dict[str, Any] = {}
-    for a in attrs.fields(cls):
-        if isinstance(a.default, attrs.Factory):  # type: ignore[arg-type]
-            continue
-        if a.default is not attrs.NOTHING:
-            defaults[a.name] = a.default
-    type.__setattr__(cls, "_defaults", defaults)
-    return cls
 
 
 def _tuple(value: Sequence[Any] | None) -> tuple[Any, ...]:
@@ -145,7 +127,6 @@ class ToolCall(_Replace):
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
 
-@_with_defaults
 @attrs.frozen(slots=True, weakref_slot=False)
 class Message(_Replace):
     """One message of a conversation.
@@ -199,7 +180,6 @@ class ToolSpec(_Replace):
     )
 
 
-@_with_defaults
 @attrs.frozen(slots=True, weakref_slot=False)
 class ModelRequest(_Replace):
     """A model call: messages, tools, model name, other options, whether it streams.
@@ -215,7 +195,6 @@ class ModelRequest(_Replace):
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
 
-@_with_defaults
 @attrs.frozen(slots=True, weakref_slot=False)
 class ModelResponse(_Replace):
     """A model's answer; `raw` is the native response it was read from (if any)."""
@@ -250,7 +229,6 @@ def _check_kind(_: object, __: attrs.Attribute[Any], value: Any) -> None:
         raise ValueError(f"Chunk kind must be one of {sorted(CHUNK_KINDS)} (got {value!r})")
 
 
-@_with_defaults
 @attrs.frozen(slots=True, weakref_slot=False)
 class Chunk(_Replace):
     """One piece of a streamed answer.

@@ -38,6 +38,8 @@ _ROLES = frozenset({"user", "assistant", "system"})
 
 
 def _map(value: Any) -> Mapping[str, Any]:
+    if value.__class__ is dict:  # what JSON gives: no ABC check
+        return cast("Mapping[str, Any]", value)
     return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
 
 

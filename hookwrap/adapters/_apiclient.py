@@ -27,7 +27,7 @@ from .._convert import message_from
 from .._engine import ModelEngine
 from .._stack import Chain
 from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
-from ._wire import Event, SSEDecoder, Wire
+from ._wire import Event, SSEDecoder, Wire, loads
 
 __all__ = ["ApiClientAdapter", "ClientProxy", "Layer", "hook_client", "process_hooked"]
 
@@ -145,8 +145,17 @@ def _byte_stream(module: Any, is_async: bool) -> type:
 
             def __iter__(self) -> Iterator[bytes]:
                 encode = self.encode
+                is_last = self.is_last
+                plain = encode is _encode
                 for item in self.source:
-                    if _last(item, self.is_last):
+                    if item.__class__ is Event:
+                        if is_last(item):
+                            yield b"".join((encode(item), *map(encode, self.source)))
+                            return
+                        raw = item.raw  # an event passed on unchanged: its own bytes
+                        yield raw if plain and raw is not None else encode(item)
+                        continue
+                    if _last(item, is_last):
                         yield b"".join((encode(item), *map(encode, self.source)))
                         return
                     yield encode(item)
@@ -200,7 +209,9 @@ class ApiClientAdapter(Adapter):
 
     def request(self, call: Call) -> ModelRequest:
         ex: Exchange = call.args[2]
-        request = ex.wire.request(call.args[1].json_data).replace(raw=call)
+        request = ex.wire.request(call.args[1].json_data)
+        # a view made just now, seen by no one yet: filled in place rather than copied
+        object.__setattr__(request, "raw", call)
         call.request = request
         return request
 
@@ -225,7 +236,7 @@ class ApiClientAdapter(Adapter):
             _capture.reset(token)
         call.args[2].http = http
         if call.kwargs["stream"]:
-            return _events(http)
+            return _HttpEvents(http)
         http.read()  # `with_streaming_response` leaves the body unread; hooks need it
         return http
 
@@ -238,7 +249,7 @@ class ApiClientAdapter(Adapter):
             _capture.reset(token)
         call.args[2].http = http
         if call.kwargs["stream"]:
-            return _aevents(http)
+            return _AsyncHttpEvents(http)
         await http.aread()
         return http
 
@@ -247,7 +258,7 @@ class ApiClientAdapter(Adapter):
     def response(self, native: Any, call: Call | None) -> ModelResponse:
         assert call is not None
         ex: Exchange = call.args[2]
-        response = ex.wire.response(native.json())
+        response = ex.wire.response(loads(native.content))
         call.response = response
         call.result = native
         return response
@@ -255,28 +266,46 @@ class ApiClientAdapter(Adapter):
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         assert call is not None
         ex: Exchange = call.args[2]
-        wire = ex.wire
+        chunk_of = ex.wire.chunk
+        http = native.http
+        decoder = SSEDecoder()
+        feed = decoder.feed
         try:
-            for event in native:
+            for data in _raw_or_decoded(http):
+                for event in feed(data):
+                    if ex.template is None:
+                        ex.template = event
+                    chunk = ex.made = chunk_of(event)
+                    yield chunk
+            for event in decoder.flush():
                 if ex.template is None:
                     ex.template = event
-                chunk = ex.made = wire.chunk(event)
+                chunk = ex.made = chunk_of(event)
                 yield chunk
         finally:
-            native.close()
+            http.close()
 
     async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         assert call is not None
         ex: Exchange = call.args[2]
-        wire = ex.wire
+        chunk_of = ex.wire.chunk
+        http = native.http
+        decoder = SSEDecoder()
+        feed = decoder.feed
         try:
-            async for event in native:
+            async for data in _araw_or_decoded(http):
+                for event in feed(data):
+                    if ex.template is None:
+                        ex.template = event
+                    chunk = ex.made = chunk_of(event)
+                    yield chunk
+            for event in decoder.flush():
                 if ex.template is None:
                     ex.template = event
-                chunk = ex.made = wire.chunk(event)
+                chunk = ex.made = chunk_of(event)
                 yield chunk
         finally:
-            await native.aclose()
+            await http.aclose()
 
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         assert call is not None
@@ -393,10 +422,71 @@ def _original_process(client: Any) -> Callable[..., Any]:
     return getattr(found, "__hookwrap_original__", found)  # type: ignore[no-any-return]
 
 
+class _HttpEvents:
+    """A streamed HTTP response as the engine sees it: a stream (its events), which
+    `ApiClientAdapter.chunks` reads straight from the response."""
+
+    __slots__ = ("events", "http")
+
+    def __init__(self, http: Any) -> None:
+        self.http = http
+        self.events: Iterator[Event] | None = None
+
+    def __iter__(self) -> Iterator[Event]:
+        return self
+
+    def __next__(self) -> Event:
+        if self.events is None:
+            self.events = _events(self.http)
+        return next(self.events)
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class _AsyncHttpEvents:
+    """`_HttpEvents` of an async response."""
+
+    __slots__ = ("events", "http")
+
+    def __init__(self, http: Any) -> None:
+        self.http = http
+        self.events: AsyncIterator[Event] | None = None
+
+    def __aiter__(self) -> AsyncIterator[Event]:
+        return self
+
+    async def __anext__(self) -> Event:
+        if self.events is None:
+            self.events = _aevents(self.http)
+        return await self.events.__anext__()
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
+def _identity(http: Any) -> bool:
+    """Whether the body is sent as is (no content-encoding): its raw bytes are the body."""
+    encoding = http.headers.get("content-encoding")
+    return encoding is None or encoding.strip().lower() in ("", "identity")
+
+
+def _raw_or_decoded(http: Any) -> Iterator[bytes]:
+    """The body's bytes as they arrive; without a content-encoding, skipping httpx's
+    decoding layer (a generator and two decoders per network chunk)."""
+    found: Iterator[bytes] = http.iter_raw() if _identity(http) else http.iter_bytes()
+    return found
+
+
+def _araw_or_decoded(http: Any) -> AsyncIterator[bytes]:
+    found: AsyncIterator[bytes] = http.aiter_raw() if _identity(http) else http.aiter_bytes()
+    return found
+
+
 def _events(http: Any) -> Iterator[Event]:
     decoder = SSEDecoder()
     try:
-        for data in http.iter_bytes():
+        for data in _raw_or_decoded(http):
             yield from decoder.feed(data)
         yield from decoder.flush()
     finally:
@@ -406,7 +496,7 @@ def _events(http: Any) -> Iterator[Event]:
 async def _aevents(http: Any) -> AsyncIterator[Event]:
     decoder = SSEDecoder()
     try:
-        async for data in http.aiter_bytes():
+        async for data in _araw_or_decoded(http):
             for event in decoder.feed(data):
                 yield event
         for event in decoder.flush():

@@ -67,10 +67,14 @@ _PART_EXTRAS = frozenset({"thought", "thoughtSignature", "thought_signature", "p
 
 
 def _map(value: Any) -> Mapping[str, Any]:
+    if value.__class__ is dict:  # what JSON gives: no ABC check
+        return cast("Mapping[str, Any]", value)
     return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
 
 
 def _list(value: Any) -> list[Any]:
+    if value.__class__ is list:
+        return value  # pyright: ignore[reportUnknownVariableType]
     return cast("list[Any]", value) if isinstance(value, (list, tuple)) else []
 
 

@@ -29,6 +29,10 @@ from .._types import (
     ToolCall,
     ToolSpec,
     Usage,
+    new_chunk,
+    new_message,
+    new_request,
+    new_response,
 )
 from ._wire import Event, Wire
 
@@ -44,6 +48,8 @@ _Render = Callable[[Message, list[Any]], list[Any]]
 
 
 def _obj(value: Any) -> Mapping[str, Any] | None:
+    if value.__class__ is dict:  # what JSON gives: no ABC check
+        return cast("Mapping[str, Any]", value)
     return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
 
 
@@ -326,6 +332,31 @@ _DELTA_KEYS = frozenset({"content", "tool_calls", *_REASONING_KEYS})
 _CHAT_USAGE = ("prompt_tokens", "completion_tokens")
 
 
+def _text_delta(data: Any) -> bool:
+    """Whether a chat event is nothing but a text delta of the first choice (dicts only)."""
+    if type(data) is not dict:
+        return False
+    event = cast("dict[str, Any]", data)
+    if "error" in event or event.get("usage") is not None:
+        return False
+    choices: Any = event.get("choices")
+    if type(choices) is not list or not choices:
+        return False
+    items: list[Any] = choices  # pyright: ignore[reportUnknownVariableType]
+    choice: Any = items[0]
+    if type(choice) is not dict:
+        return False
+    first = cast("dict[str, Any]", choice)
+    delta: Any = first.get("delta")
+    if first.get("index", 0) != 0 or first.get("finish_reason") is not None:
+        return False
+    if type(delta) is not dict:
+        return False
+    found = cast("dict[str, Any]", delta)
+    text: Any = found.get("content")
+    return bool(text) and type(text) is str and not found.get("tool_calls")
+
+
 def _chat_call_in(item: Any) -> ToolCall:
     call = _obj(item) or {}
     if call.get("type") == "custom":  # free-form input reads as {"input": ...}
@@ -353,8 +384,11 @@ def _chat_message(item: Any) -> Message | None:
     role = _CHAT_ROLES.get(data.get("role")) if data is not None else None
     if data is None or role is None:
         return None
-    calls = tuple(_chat_call_in(c) for c in _list(data.get("tool_calls")))
     content = _content_in(data.get("content"))
+    if not data.get("tool_calls") and data.get("tool_call_id") is None and data.get("name") is None:
+        made: Message = new_message(role, content)  # the usual message: role and content
+        return made
+    calls = tuple(_chat_call_in(c) for c in _list(data.get("tool_calls")))
     return Message(role, content, calls, _opt(data.get("tool_call_id")), _opt(data.get("name")))
 
 
@@ -421,12 +455,13 @@ class ChatCompletionsWire(Wire):
     def _read(self, body: Mapping[str, Any]) -> tuple[ModelRequest, list[_Group], list[Any]]:
         groups, head = _groups(body.get("messages"), _chat_message)
         tools = (s for t in _list(body.get("tools")) if (s := _chat_tool(t)) is not None)
-        request = ModelRequest(
+        request: ModelRequest = new_request(
             tuple(m for m, _ in groups),
             tuple(tools),
             _opt(body.get("model")),
             _options(body, _CHAT_KEYS),
             bool(body.get("stream")),
+            None,
         )
         return request, groups, head
 
@@ -448,10 +483,11 @@ class ChatCompletionsWire(Wire):
     def response(self, data: Mapping[str, Any]) -> ModelResponse:
         choices = _list(data.get("choices"))
         choice = _first(choices) or {}
-        message = _chat_message(choice.get("message")) or Message("assistant")
+        message = _chat_message(choice.get("message")) or new_message("assistant", "")
         finish = _opt(choice.get("finish_reason"))
         usage = _usage_in(data, *_CHAT_USAGE)
-        return ModelResponse(message, usage, finish, _opt(data.get("model")), raw=data)
+        made: ModelResponse = new_response(message, usage, finish, _opt(data.get("model")), data)
+        return made
 
     def write_response(
         self, response: ModelResponse, data: Mapping[str, Any] | None
@@ -479,6 +515,9 @@ class ChatCompletionsWire(Wire):
         return out
 
     def chunk(self, event: Event) -> Chunk:
+        if _text_delta(event.data):  # the usual event: one choice's text delta, nothing else
+            made: Chunk = new_chunk("text", event.data["choices"][0]["delta"]["content"], event)
+            return made
         data = _obj(event.data)
         if data is None:
             name = "done" if event.data == "[DONE]" else "event"
@@ -900,7 +939,8 @@ class ResponsesWire(Wire):
         kind = _str(data.get("type")) or event.event or ""
         index = data.get("output_index")
         if kind == "response.output_text.delta":
-            return Chunk("text", _str(data.get("delta")), raw=event)
+            made: Chunk = new_chunk("text", _str(data.get("delta")), event)
+            return made
         if kind in _REASONING_DELTAS:
             return Chunk("reasoning", _str(data.get("delta")), raw=event)
         if kind == "response.function_call_arguments.delta":

@@ -30,7 +30,7 @@ from .._engine import ModelEngine
 from .._stack import Chain
 from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
 from ._google_wire import GeminiWire
-from ._wire import Event
+from ._wire import Event, loads
 
 __all__ = [
     "GeminiAdapter",
@@ -61,17 +61,18 @@ class _Sent(Event):
 class _Exchange:
     """One model call's native side, beside the SDK's own arguments in `Call.args`."""
 
-    __slots__ = ("headers", "path", "template")
+    __slots__ = ("headers", "made", "path", "template")
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.made: Chunk | None = None  # the chunk last read from the stream
         self.template: Event | None = None  # the stream's first object (model, response id)
         self.headers: dict[str, str] = {}  # the headers of the HTTP response, for new ones
 
 
 def _body(http: Any) -> Any:
     body = http.body
-    return json.loads(body) if body else {}
+    return loads(body) if body else {}
 
 
 def _stream_of(gen: Any) -> Any:
@@ -151,7 +152,8 @@ class GeminiAdapter(Adapter):
             for http in native:
                 if stream is None:  # the SDK's generator holds it once started
                     stream = _stream_of(native)
-                yield chunk(self._seen(http, ex))
+                made = ex.made = chunk(self._seen(http, ex))
+                yield made
         finally:
             native.close()
             if stream is not None:
@@ -166,7 +168,8 @@ class GeminiAdapter(Adapter):
             async for http in native:
                 if stream is None:  # the SDK's generator holds it once started
                     stream = _stream_of(native)
-                yield chunk(self._seen(http, ex))
+                made = ex.made = chunk(self._seen(http, ex))
+                yield made
         finally:
             await native.aclose()
             if stream is not None:
@@ -176,9 +179,9 @@ class GeminiAdapter(Adapter):
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         assert call is not None
         raw = chunk.raw
-        if isinstance(raw, Event) and _WIRE.chunk(raw) == chunk:
-            return raw
         ex: _Exchange = call.args[4]
+        if chunk is ex.made or (isinstance(raw, Event) and _WIRE.chunk(raw) == chunk):
+            return raw  # unchanged (the very chunk read, or one equal to it)
         return _WIRE.write_chunk(chunk, ex.template) or DROP
 
     def respond_chunks(self, response: ModelResponse, request: ModelRequest) -> list[Chunk]:
@@ -246,7 +249,10 @@ class GeminiAdapter(Adapter):
     def _http_stream(self, stream: Iterator[Any], ex: _Exchange) -> Iterator[Any]:
         try:
             for item in stream:
-                yield from self._http(item, ex)
+                if item.__class__ is _Sent:  # unchanged: the SDK's own response
+                    yield item.http
+                else:
+                    yield from self._http(item, ex)
         finally:
             close = getattr(stream, "close", None)
             if close is not None:
@@ -256,6 +262,9 @@ class GeminiAdapter(Adapter):
         try:
             if hasattr(stream, "__anext__"):
                 async for item in stream:
+                    if item.__class__ is _Sent:  # unchanged: the SDK's own response
+                        yield item.http
+                        continue
                     for http in self._http(item, ex):
                         yield http
             else:
