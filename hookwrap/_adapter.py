@@ -33,6 +33,9 @@ _NOT_STREAMS = (str, bytes, bytearray, dict)
 
 def is_stream(value: object) -> bool:
     """An iterator (sync or async) that is not a str, bytes or dict."""
+    cls = value.__class__
+    if cls is str or cls is dict:  # the usual answers of plain functions, decided at once
+        return False
     if isinstance(value, _NOT_STREAMS):
         return False
     cls = type(value)

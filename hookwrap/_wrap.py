@@ -29,9 +29,33 @@ def _direct(wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) 
     return wrapped(*args, **kwargs)
 
 
+def _caller(runner: Callable[..., Any], target: Any) -> Callable[..., Any]:
+    """The proxy's `__call__`: the runner and target in closure cells, not looked up on the
+    proxy (an attribute of a wrapt proxy costs more than the rest of an unhooked call)."""
+    if runner is _direct:
+
+        def direct(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return target(*args, **kwargs)
+
+        return direct
+
+    def hooked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return runner(target, None, args, kwargs)
+
+    return hooked
+
+
 class _Proxy(wrapt.ObjectProxy[Any]):
     """One proxy per target: calls go to the runner chosen at wrap time; the rest passes
-    through to the target (`__name__`, `__doc__`, signature, `isinstance`)."""
+    through to the target (`__name__`, `__doc__`, signature, `isinstance`).
+
+    Each proxy gets a class of its own, whose `__call__` holds its runner and target.
+    """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        own: Any = type(cls.__name__, (cls,), {"__slots__": (), "__module__": cls.__module__})
+        own.__qualname__ = cls.__qualname__
+        return super().__new__(own)
 
     def __init__(
         self, target: Any, runner: Callable[..., Any], chain: Chain, engine: Any, kind: str
@@ -41,8 +65,9 @@ class _Proxy(wrapt.ObjectProxy[Any]):
         self._self_chain = chain
         self._self_engine = engine
         self._self_hw_kind = kind
+        type(self).__call__ = _caller(runner, target)  # type: ignore[method-assign]
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # replaced per proxy, see __init__
         return self._self_runner(self.__wrapped__, None, args, kwargs)
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
@@ -163,6 +188,9 @@ def model(fn: Any = None, /, *, use: Use = ()) -> Any:
 
     def apply(target: Callable[P, R]) -> Callable[P, R]:
         _check_target(target, "hw.model")
+        member = _sdk_member(target, Chain(hooks))
+        if member is not None:
+            return cast("Callable[P, R]", member)
         return cast("Callable[P, R]", Wrapped(target, hooks))
 
     return apply if fn is None else apply(fn)
@@ -201,18 +229,53 @@ T = TypeVar("T")
 _CLIENT_ADAPTERS = (("openai", "openai"), ("anthropic", "anthropic"), ("google.genai", "google"))
 
 
-def _client_adapter(target: Any) -> Any:
+def _client_adapter(target: Any, test: str = "is_client") -> Any:
     for sdk, name in _CLIENT_ADAPTERS:
         if sdk in sys.modules:
             adapter = importlib.import_module(f"hookwrap.adapters.{name}")
-            if adapter.is_client(target):
+            if getattr(adapter, test)(target):
                 return adapter
     return None
 
 
+class _SdkMember(wrapt.ObjectProxy[Any]):
+    """One resource or method of an SDK client, wrapped on its own: the original object as
+    far as anyone can tell, whose calls go to its twin on a hooked copy of the client."""
+
+    def __init__(self, original: Any, hooked: Any, chain: Chain) -> None:
+        super().__init__(original)
+        self._self_hooked = hooked
+        self._self_chain = chain  # for `hw.explain`
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._self_hooked(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_self_"):
+            raise AttributeError(name)
+        return getattr(self._self_hooked, name)
+
+    def __repr__(self) -> str:
+        return f"<hookwrap model {self.__wrapped__!r}>"
+
+
+def _sdk_member(target: Any, chain: Chain) -> Any:
+    """`target` hooked if it is an SDK resource or one of its methods, else None."""
+    resource = getattr(target, "__self__", None) if inspect.ismethod(target) else target
+    if resource is None or isinstance(resource, type):
+        return None
+    adapter = _client_adapter(resource, "is_resource")
+    if adapter is None:
+        return None
+    hooked = adapter.hook_resource(resource, chain)
+    if resource is not target:
+        hooked = getattr(hooked, target.__name__)
+    return _SdkMember(target, hooked, chain)
+
+
 def wrap(target: T, /, *, use: Use = ()) -> T:
-    """Wrap any supported target: an SDK client (OpenAI, Anthropic, Google GenAI), a tool,
-    or a model function or method.
+    """Wrap any supported target: an SDK client (OpenAI, Anthropic, Google GenAI), one of its
+    resources or methods (`client.chat.completions.create`), a tool, or a model function.
 
     A client comes back as a proxy of a hooked copy: the original is left untouched,
     `isinstance` holds and every call, streamed or not, goes through the hooks. Wrapping
@@ -223,6 +286,9 @@ def wrap(target: T, /, *, use: Use = ()) -> T:
     adapter = _client_adapter(target)
     if adapter is not None:
         return cast("T", adapter.wrap(target, Chain(flatten(use))))
+    member = _sdk_member(target, Chain(flatten(use)))
+    if member is not None:
+        return cast("T", member)
     if not callable(target):
         raise TypeError(
             "hw.wrap expects an SDK client (OpenAI, Anthropic, Google GenAI), a tool or a "

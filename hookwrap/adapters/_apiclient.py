@@ -624,6 +624,13 @@ def wrap_client(client: Any, chain: Chain, wires: Sequence[Wire], what: str) -> 
     return ClientProxy(hook_client(client.copy(), layers), layers)
 
 
+def hook_resource(resource: Any, chain: Chain, wires: Sequence[Wire], what: str) -> Any:
+    """A twin of an SDK resource (`client.chat.completions`, `client.messages`, ...) bound to
+    a hooked copy of its client: its methods, helpers included, go through `chain`."""
+    client = wrap_client(resource._client, chain, wires, what)
+    return type(resource)(client.__wrapped__)
+
+
 # -- hw.patch -------------------------------------------------------------------------------
 
 _PATCHED = ("request", "_process_response")

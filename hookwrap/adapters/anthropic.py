@@ -12,8 +12,9 @@ from typing import Any
 from .._stack import Chain
 from ._anthropic_wire import MessagesWire
 from ._apiclient import ClientProxy, Layer, patch_classes, unpatch_classes, wrap_client
+from ._apiclient import hook_resource as _hook_resource
 
-__all__ = ["WIRES", "is_client", "patch", "unpatch", "wrap"]
+__all__ = ["WIRES", "hook_resource", "is_client", "is_resource", "patch", "unpatch", "wrap"]
 
 WIRES = (MessagesWire(),)
 
@@ -22,6 +23,16 @@ def is_client(obj: Any) -> bool:
     """An Anthropic client (without importing `anthropic` when the program has not)."""
     module = sys.modules.get("anthropic._base_client")
     return module is not None and isinstance(obj, module.BaseClient)
+
+
+def is_resource(obj: Any) -> bool:
+    """A resource of a client (`client.messages`, ...), sync or async."""
+    module = sys.modules.get("anthropic._resource")
+    return module is not None and isinstance(obj, (module.SyncAPIResource, module.AsyncAPIResource))
+
+
+def hook_resource(resource: Any, chain: Chain) -> Any:
+    return _hook_resource(resource, chain, WIRES, f"{type(resource).__name__} of anthropic")
 
 
 def wrap(client: Any, chain: Chain) -> ClientProxy:

@@ -182,7 +182,8 @@ class FunctionAdapter(Adapter):
                 "request.replace(...) so hookwrap can still call the target"
             )
         if request is call.request:
-            return call.fn(*call.args, **call.kwargs)
+            kwargs = call.kwargs
+            return call.fn(*call.args, **kwargs) if kwargs else call.fn(*call.args)
         args, kwargs = self._given(call)._write_back(request, call)
         return call.fn(*args, **kwargs)
 

@@ -474,6 +474,26 @@ def wrap_client(client: Any, chain: Chain) -> Any:
 wrap = wrap_client
 
 
+def is_resource(obj: object) -> bool:
+    """`client.models` or `client.aio.models` (sync or async) of a google-genai client."""
+    genai = _sdk()
+    if genai is None:
+        return False
+    from google.genai.models import AsyncModels, Models
+
+    return isinstance(obj, (Models, AsyncModels))
+
+
+def hook_resource(resource: Any, chain: Chain) -> Any:
+    """A twin of `resource` whose model calls go through `chain`."""
+    from google.genai.models import AsyncModels
+
+    is_async = isinstance(resource, AsyncModels)
+    what = f"google-genai {type(resource).__name__}"
+    layer = _Layer(chain, what, (is_async,))
+    return type(resource)(_HookedApiClient(resource._api_client, layer))
+
+
 # -- hw.patch -------------------------------------------------------------------------------
 
 _PATCHED = ("request", "request_streamed", "async_request", "async_request_streamed")

@@ -11,9 +11,10 @@ from typing import Any
 
 from .._stack import Chain
 from ._apiclient import ClientProxy, Layer, patch_classes, unpatch_classes, wrap_client
+from ._apiclient import hook_resource as _hook_resource
 from ._openai_wire import ChatCompletionsWire, CompletionsWire, ResponsesWire
 
-__all__ = ["WIRES", "is_client", "patch", "unpatch", "wrap"]
+__all__ = ["WIRES", "hook_resource", "is_client", "is_resource", "patch", "unpatch", "wrap"]
 
 # longest path first: "/chat/completions" also ends with "/completions"
 WIRES = (ChatCompletionsWire(), ResponsesWire(), CompletionsWire())
@@ -23,6 +24,16 @@ def is_client(obj: Any) -> bool:
     """An OpenAI client (without importing `openai` when the program has not)."""
     module = sys.modules.get("openai._base_client")
     return module is not None and isinstance(obj, module.BaseClient)
+
+
+def is_resource(obj: Any) -> bool:
+    """A resource of a client (`client.chat.completions`, ...), sync or async."""
+    module = sys.modules.get("openai._resource")
+    return module is not None and isinstance(obj, (module.SyncAPIResource, module.AsyncAPIResource))
+
+
+def hook_resource(resource: Any, chain: Chain) -> Any:
+    return _hook_resource(resource, chain, WIRES, f"{type(resource).__name__} of openai")
 
 
 def wrap(client: Any, chain: Chain) -> ClientProxy:
