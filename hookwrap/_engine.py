@@ -70,8 +70,24 @@ def new_call_id() -> str:
 
 
 def check_shape(chain: Chain, kinds: tuple[str, ...], is_async: bool, what: str) -> None:
-    """Refuse, at wrap time, hooks that cannot run in this call shape."""
-    for kind in (*kinds, *RUN_KINDS):
+    """Refuse, at wrap time, hooks that cannot run in this call shape, and hook functions
+    of a stage this target never has (a middleware object may serve several targets, so
+    its hooks for other stages are left for those)."""
+    allowed = (*kinds, *RUN_KINDS)
+    for hook in chain.hooks:
+        stage = hook.spec.kind
+        if stage not in allowed and getattr(hook.target, "__self__", None) is None:
+            target = "a tool" if "before_tool" in kinds else "a model call"
+            raise TypeError(
+                f"{hook.label} ({hook.origin}) can never run on {what}: {target} has the "
+                f"stages {', '.join(kinds)} and the run's {', '.join(RUN_KINDS)}"
+                + (
+                    "; agent stages run in an hw.Agent"
+                    if "agent" in stage or "iter" in stage
+                    else ""
+                )
+            )
+    for kind in allowed:
         for hook in chain[kind]:
             spec = hook.spec
             if spec.form == "call_next" and spec.is_async != is_async:
@@ -191,8 +207,14 @@ class ModelEngine(_Shared):
         self.raw_direct = not chain["wrap_model"]
 
         def coerce(hook: Hook, value: Any) -> Any:
-            if value.__class__ is ModelResponse or is_stream(value):
+            if value.__class__ is ModelResponse:
                 return value
+            if is_stream(value):
+                kind: type = type(value)  # pyright: ignore[reportUnknownVariableType]
+                if hasattr(kind, "__anext__" if is_async else "__next__"):
+                    return value
+                shape = "an async iterator" if is_async else "an iterator"
+                raise bad_return(hook, value, f"{shape} of Chunks in this call")
             if value is None:
                 raise bad_return(hook, value, "the response: `return call_next(request)`")
             try:
@@ -240,14 +262,27 @@ class ModelEngine(_Shared):
             mark_seen(exc)
             raise
 
-    def _responded(self, value: Any, request: ModelRequest) -> Any:
-        response = self.adapter.coerce(value, None)
+    def _answer(self, value: Any, by: Hook | None) -> ModelResponse:
+        """A `Respond`ed value as a response; a value with no such form names its hook."""
+        try:
+            return self.adapter.coerce(value, None)
+        except TypeError as exc:
+            if by is None:
+                raise
+            raise TypeError(
+                f"{by.label} answered hw.Respond({value!r:.80}) ({type(value).__name__}), "
+                f"which is no answer for this call; expected a ModelResponse, Message, str or "
+                f"dict (the target says: {exc})"
+            ) from exc
+
+    def _responded(self, value: Any, request: ModelRequest, by: Hook | None = None) -> Any:
+        response = self._answer(value, by)
         if not request.stream:
             return response
         return iter(self.adapter.respond_chunks(response, request))
 
-    async def _aresponded(self, value: Any, request: ModelRequest) -> Any:
-        response = self.adapter.coerce(value, None)
+    async def _aresponded(self, value: Any, request: ModelRequest, by: Hook | None = None) -> Any:
+        response = self._answer(value, by)
         if not request.stream:
             return response
         chunks = self.adapter.respond_chunks(response, request)
@@ -272,14 +307,14 @@ class ModelEngine(_Shared):
                     start_sync(fresh, ctx)
             call = Call(wrapped, args, kwargs)
             request = self.adapter.request(call)
-            respond = None
+            respond = by = None
             if self.before:
-                request, respond = before_model(self.before, request, ctx)
+                request, respond, by = before_model(self.before, request, ctx)
             if respond is None:
                 ctx.phase = "model"
                 response = self.onion(request)
             else:
-                response = self._responded(respond.value, request)
+                response = self._responded(respond.value, request, by)
             if response.__class__ is not ModelResponse:
                 stream = self._stream(ctx, request, response, call, parent is None)
                 next(stream)
@@ -336,6 +371,8 @@ class ModelEngine(_Shared):
                 chunk = run(next, chunks, _END)
                 if chunk is _END:
                     break
+                if not direct and chunk.__class__ is not Chunk:
+                    raise self._not_a_chunk(chunk)
                 ctx.chunk_index = index
                 index += 1
                 if not hooks:
@@ -371,6 +408,14 @@ class ModelEngine(_Shared):
             if one_call:
                 run(self._end_sync, ctx, exc)
             raise
+
+    def _not_a_chunk(self, item: Any) -> TypeError:
+        names = ", ".join(repr(h.spec.name) for h in self.chain["wrap_model"])
+        return TypeError(
+            f"the stream that wrap_model hooks ({names}) returned yielded "
+            f"{type(item).__name__} ({item!r:.80}); expected Chunk objects (a hook that "
+            "changes a stream yields Chunks, e.g. chunk.replace(text=...))"
+        )
 
     def _stream_end(
         self, ctx: RunContext[Any], request: ModelRequest, received: list[Chunk] | None
@@ -410,14 +455,14 @@ class ModelEngine(_Shared):
                     await start_async(fresh, ctx)
             call = Call(wrapped, args, kwargs)
             request = self.adapter.request(call)
-            respond = None
+            respond = by = None
             if self.before:
-                request, respond = await before_model_async(self.before, request, ctx)
+                request, respond, by = await before_model_async(self.before, request, ctx)
             if respond is None:
                 ctx.phase = "model"
                 response = await self.onion(request)
             else:
-                response = await self._aresponded(respond.value, request)
+                response = await self._aresponded(respond.value, request, by)
             if response.__class__ is not ModelResponse:
                 stream = self._astream(ctx, request, response, call, parent is None)
                 await stream.asend(None)
@@ -467,6 +512,8 @@ class ModelEngine(_Shared):
                         chunk = await chunks.__anext__()
                     except StopAsyncIteration:
                         break
+                    if not direct and chunk.__class__ is not Chunk:
+                        raise self._not_a_chunk(chunk)
                     ctx.chunk_index = index
                     index += 1
                     out: Any = await on_chunk_async(hooks, chunk, ctx) if hooks else chunk

@@ -120,6 +120,7 @@ def _inspect(fn: Callable[..., Any], kind: str) -> tuple[bool, str]:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError) as exc:  # builtins without a signature
         raise TypeError(f"@{kind}: cannot read the signature of {fn!r}") from exc
+    shown_params = params
     if params and params[0].name in ("self", "cls") and params[0].kind in _POSITIONAL:
         params = params[1:]
     ctx = next((p for p in params if p.name == "ctx"), None)
@@ -137,7 +138,7 @@ def _inspect(fn: Callable[..., Any], kind: str) -> tuple[bool, str]:
         form = "call_next"
     if not _accepts(others, len(expected)):
         shown = ", ".join((*expected, "ctx=None")) if expected else "ctx=None"
-        found = ", ".join(str(p) for p in params) or "no parameters"
+        found = ", ".join(str(p) for p in shown_params) or "no parameters"
         extra = ""
         if kind.startswith("wrap_"):
             arg = expected[0]
@@ -165,6 +166,8 @@ def _mark(kind: str, fn: F, priority: int | None, name: str | None, fail_open: b
         )
     if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)):
         raise TypeError(f"@{kind}(priority=...) must be an int (got {priority!r})")
+    if not isinstance(fail_open, bool):
+        raise TypeError(f"@{kind}(fail_open=...) must be True or False (got {fail_open!r})")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"@{kind}(name=...) must be a str (got {name!r})")
     takes_ctx, form = _inspect(fn, kind)
@@ -173,7 +176,7 @@ def _mark(kind: str, fn: F, priority: int | None, name: str | None, fail_open: b
         priority=0 if priority is None else priority,
         name=name or getattr(fn, "__qualname__", None) or repr(fn),
         is_async=_is_async(fn),
-        fail_open=bool(fail_open),
+        fail_open=fail_open,
         takes_ctx=takes_ctx,
         form=form,  # type: ignore[arg-type]
         priority_set=priority is not None,

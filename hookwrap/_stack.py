@@ -247,8 +247,14 @@ class Stack:
     def __init__(
         self, *items: Any, continue_on_error: bool = False, continue_on_response: bool = False
     ) -> None:
-        self.continue_on_error = bool(continue_on_error)
-        self.continue_on_response = bool(continue_on_response)
+        for switch, value in (
+            ("continue_on_error", continue_on_error),
+            ("continue_on_response", continue_on_response),
+        ):
+            if not isinstance(value, bool):
+                raise TypeError(f"Stack({switch}=...) must be True or False (got {value!r})")
+        self.continue_on_error = continue_on_error
+        self.continue_on_response = continue_on_response
         self.hooks: tuple[Hook, ...] = tuple(
             flatten(list(items), self.continue_on_error, self.continue_on_response)
         )

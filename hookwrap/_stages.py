@@ -75,8 +75,10 @@ def _before_model_result(
 
 def before_model(
     hooks: tuple[Hook, ...], request: ModelRequest, ctx: Any
-) -> tuple[ModelRequest, Respond | None]:
+) -> tuple[ModelRequest, Respond | None, Hook | None]:
+    """The request after every hook, and the `Respond` that won with the hook it came from."""
     respond: Respond | None = None
+    by: Hook | None = None
     first: BaseException | None = None
     for hook in hooks:
         try:
@@ -84,6 +86,8 @@ def before_model(
             if result is None:
                 continue
             request, respond, stop = _before_model_result(hook, request, result, respond)
+            if respond is result:
+                by = hook
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
@@ -91,13 +95,15 @@ def before_model(
             break
     if first is not None:
         raise first
-    return request, respond
+    return request, respond, by
 
 
 async def before_model_async(
     hooks: tuple[Hook, ...], request: ModelRequest, ctx: Any
-) -> tuple[ModelRequest, Respond | None]:
+) -> tuple[ModelRequest, Respond | None, Hook | None]:
+    """The request after every hook, and the `Respond` that won with the hook it came from."""
     respond: Respond | None = None
+    by: Hook | None = None
     first: BaseException | None = None
     for hook in hooks:
         try:
@@ -107,6 +113,8 @@ async def before_model_async(
             if result is None:
                 continue
             request, respond, stop = _before_model_result(hook, request, result, respond)
+            if respond is result:
+                by = hook
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
@@ -114,7 +122,7 @@ async def before_model_async(
             break
     if first is not None:
         raise first
-    return request, respond
+    return request, respond, by
 
 
 # -- after_model ----------------------------------------------------------------------------

@@ -1,0 +1,254 @@
+"""Every error hookwrap raises for bad input: as early as it can (decoration, then wrapping,
+then the call), a `TypeError` (or `ValueError`) that names what was wrong and what was
+expected."""
+
+from __future__ import annotations
+
+import asyncio
+import pickle
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+
+
+def answer(prompt: str) -> str:
+    return f"echo: {prompt}"
+
+
+def streamed(prompt: str) -> Iterator[str]:
+    yield "a"
+    yield "b"
+
+
+async def astreamed(prompt: str) -> AsyncIterator[str]:
+    yield "a"
+
+
+# -- decoration time --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"priority": "high"}, "priority=...) must be an int (got 'high')"),
+        ({"priority": True}, "priority=...) must be an int (got True)"),
+        ({"name": 1}, "name=...) must be a str (got 1)"),
+        ({"fail_open": "yes"}, "fail_open=...) must be True or False (got 'yes')"),
+    ],
+)
+def test_bad_decorator_options(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(TypeError) as err:
+
+        @hw.before_model(**options)
+        def hook(request: hw.ModelRequest) -> None:
+            return None
+
+    assert message in str(err.value)
+
+
+def test_a_positional_only_ctx_is_refused() -> None:
+    with pytest.raises(TypeError, match="`ctx` must be passable by keyword"):
+
+        @hw.before_model
+        def hook(request: hw.ModelRequest, ctx: Any, /) -> None:
+            return None
+
+
+def test_a_method_missing_the_stage_argument_shows_all_its_parameters() -> None:
+    with pytest.raises(TypeError) as err:
+
+        class Bad(hw.Middleware):
+            @hw.after_model
+            def hook(self) -> None:
+                return None
+
+    text = str(err.value)
+    assert "after_model hook" in text
+    assert "expected: (request, response, ctx=None)" in text
+    assert "found:    (self)" in text
+
+
+def test_bad_stack_switches() -> None:
+    with pytest.raises(TypeError, match=r"continue_on_error=\.\.\.\) must be True or False"):
+        hw.Stack(continue_on_error="yes")
+    with pytest.raises(TypeError, match=r"continue_on_response=\.\.\.\) must be True or False"):
+        hw.Stack(continue_on_response=1)
+
+
+def test_a_non_int_middleware_priority() -> None:
+    class Loud(hw.Middleware):
+        priority = "high"  # type: ignore[assignment]
+
+        @hw.before_model
+        def hook(self, request: hw.ModelRequest) -> None:
+            return None
+
+    with pytest.raises(TypeError, match=r"Loud\.priority must be an int \(got 'high'\)"):
+        hw.model(answer, use=[Loud()])
+
+
+def test_a_bad_chunk_kind() -> None:
+    with pytest.raises(ValueError, match="Chunk kind must be one of"):
+        hw.Chunk("bogus")  # type: ignore[arg-type]
+
+
+# -- wrap time --------------------------------------------------------------------------------
+
+
+def test_a_target_that_is_not_callable() -> None:
+    with pytest.raises(TypeError, match=r"hw.model expects a callable \(got int: 3\)"):
+        hw.model(3)  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match=r"hw.tool expects a callable"):
+        hw.tool("read_file")  # type: ignore[call-overload]
+
+
+def test_a_function_without_a_model_argument() -> None:
+    def nothing(x: int) -> str:
+        return str(x)
+
+    with pytest.raises(TypeError, match="expected a parameter named `messages`"):
+        hw.model(nothing, use=[hw.before_model(lambda request: None)])
+
+
+def test_a_hook_function_for_a_stage_the_target_never_has() -> None:
+    @hw.before_tool
+    def guard(call: hw.ToolCall) -> None:
+        return None
+
+    @hw.before_model
+    def prompt(request: hw.ModelRequest) -> None:
+        return None
+
+    with pytest.raises(TypeError, match=r"before_tool hook '.*guard'.*can never run on answer"):
+        hw.model(answer, use=[guard])
+    with pytest.raises(TypeError, match=r"before_model hook '.*prompt'.*can never run on tool"):
+        hw.tool(answer, use=[prompt])
+
+
+def test_a_middleware_may_carry_hooks_for_other_targets() -> None:
+    seen: list[str] = []
+
+    class Both(hw.Middleware):
+        @hw.before_model
+        def model_side(self, request: hw.ModelRequest) -> None:
+            seen.append("model")
+
+        @hw.before_tool
+        def tool_side(self, call: hw.ToolCall) -> None:
+            seen.append("tool")
+
+    both = Both()
+    assert hw.model(answer, use=[both])("x") == "echo: x"
+    assert hw.tool(answer, use=[both])("y") == "echo: y"
+    assert seen == ["model", "tool"]
+
+
+def test_explain_of_an_unknown_format() -> None:
+    with pytest.raises(ValueError, match="dot"):
+        hw.explain(hw.model(answer), format="dot")  # type: ignore[arg-type]
+
+
+def test_a_proxy_cannot_be_pickled() -> None:
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(hw.model(answer, use=[hw.before_model(lambda request: None)]))
+
+
+# -- call time --------------------------------------------------------------------------------
+
+
+def test_wrap_model_returning_nothing() -> None:
+    @hw.wrap_model
+    def forgot(request: hw.ModelRequest, call_next: Callable[[Any], Any]) -> Any:
+        call_next(request)
+
+    with pytest.raises(TypeError) as err:
+        hw.model(answer, use=[forgot])("x")
+    assert "wrap_model hook 'test_wrap_model_returning_nothing.<locals>.forgot'" in str(err.value)
+    assert "returned NoneType" in str(err.value)
+    assert "return call_next(request)" in str(err.value)
+
+
+def test_wrap_model_returning_a_number() -> None:
+    @hw.wrap_model
+    def number(request: hw.ModelRequest, call_next: Callable[[Any], Any]) -> Any:
+        return 7
+
+    with pytest.raises(TypeError, match=r"returned int \(7\); expected a ModelResponse"):
+        hw.model(answer, use=[number])("x")
+
+
+def test_generator_form_yielding_something_else_than_the_request() -> None:
+    @hw.wrap_model
+    def odd(request: hw.ModelRequest) -> Iterator[Any]:
+        yield "not a request"
+
+    with pytest.raises(
+        TypeError, match=r"wrap_model hook .*odd.* returned str .*yield the request"
+    ):
+        hw.model(answer, use=[odd])("x")
+
+
+def test_an_async_generator_form_that_never_yields() -> None:
+    @hw.wrap_model
+    async def empty(request: hw.ModelRequest) -> AsyncIterator[Any]:
+        if False:
+            yield request
+
+    async def aanswer(prompt: str) -> str:
+        return prompt
+
+    with pytest.raises(TypeError, match=r"empty.*yield the request"):
+        asyncio.run(hw.model(aanswer, use=[empty])("x"))
+
+
+def test_a_respond_with_no_answer_names_its_hook() -> None:
+    @hw.before_model
+    def weird(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond(42)
+
+    with pytest.raises(TypeError) as err:
+        hw.model(answer, use=[weird])("x")
+    assert "before_model hook" in str(err.value)
+    assert "weird" in str(err.value)
+    assert "hw.Respond(42) (int)" in str(err.value)
+
+
+def test_a_wrap_hook_stream_of_strings_names_the_hooks() -> None:
+    @hw.wrap_model
+    def texts(request: hw.ModelRequest, call_next: Callable[[Any], Any]) -> Any:
+        return (chunk.text for chunk in call_next(request))
+
+    with pytest.raises(TypeError) as err:
+        list(hw.model(streamed, use=[texts])("x"))
+    assert "wrap_model hooks ('test_a_wrap_hook_stream_of_strings_names_the_hooks" in str(err.value)
+    assert "yielded str ('a'); expected Chunk objects" in str(err.value)
+
+
+def test_a_sync_iterator_from_an_async_wrap_hook() -> None:
+    @hw.wrap_model
+    async def sync_stream(request: hw.ModelRequest, call_next: Callable[[Any], Any]) -> Any:
+        await call_next(request)
+        return iter([hw.Chunk("text", "z")])
+
+    async def main() -> list[Any]:
+        return [c async for c in hw.model(astreamed, use=[sync_stream])("x")]
+
+    with pytest.raises(TypeError, match=r"sync_stream.*expected an async iterator of Chunks"):
+        asyncio.run(main())
+
+
+def test_a_bad_argument_type_for_the_prompt() -> None:
+    chat = hw.model(answer, use=[hw.before_model(lambda request: None)])
+    with pytest.raises(TypeError, match=r"`prompt` must be a str \(got int\)"):
+        chat(3)  # type: ignore[arg-type]
+
+
+def test_a_non_str_state_key_and_bad_defer() -> None:
+    with hw.run() as run:
+        with pytest.raises(TypeError, match=r"state keys are str \(got 1\)"):
+            run.state.set(1, "x")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"ctx.defer\(\) takes a callable or an awaitable"):
+            run.defer(5)  # type: ignore[arg-type]
