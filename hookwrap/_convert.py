@@ -138,9 +138,12 @@ def chunk_from_dict(value: Mapping[str, Any]) -> Chunk:
     usage = value.get("usage")
     if isinstance(usage, Mapping):
         usage = converter.structure(usage, Usage)
+    text = value.get("text")
+    if text is None:  # a chat-style delta, {"content": "..."}
+        text = value.get("content")
     return Chunk(
         kind,
-        str(value.get("text", "") or ""),
+        text if isinstance(text, str) else "",
         value.get("tool_call_id"),
         value.get("tool_name"),
         usage,
@@ -151,10 +154,24 @@ def chunk_from_dict(value: Mapping[str, Any]) -> Chunk:
     )
 
 
-def chunk_to_dict(chunk: Chunk) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": chunk.kind}
-    if chunk.text:
-        out["text"] = chunk.text
+_CHUNK_KEYS = frozenset(
+    {"kind", "type", "text", "content", "tool_call_id", "tool_name", "usage", "finish_reason"}
+    | {"name", "value"}
+)
+
+
+def chunk_to_dict(chunk: Chunk, like: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A chunk as a dict; `like` (the dict it was read from) keeps its own shape: its other
+    keys, `type` for `kind`, and `content` for the text of a chat-style delta."""
+    out: dict[str, Any] = {}
+    if like is not None:
+        out.update((k, v) for k, v in like.items() if k not in _CHUNK_KEYS)
+    kind_key = "type" if like is not None and "type" in like and "kind" not in like else "kind"
+    chat = like is not None and "content" in like and "text" not in like
+    if not (chat and chunk.kind == "text" and "kind" not in like and "type" not in like):  # type: ignore[operator]
+        out[kind_key] = chunk.kind
+    if chunk.text or chat:
+        out["content" if chat else "text"] = chunk.text
     for key in ("tool_call_id", "tool_name", "finish_reason", "name", "value"):
         value = getattr(chunk, key)
         if value is not None:

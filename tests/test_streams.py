@@ -628,6 +628,46 @@ def test_dict_streams_deliver_dicts_and_unchanged_dicts_are_the_same_objects(kin
     assert items[1] == {"kind": "text", "text": "b"}  # the target's own dict is not mutated
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_dict_streams_keep_their_own_shape_when_a_hook_changes_them(kind: str) -> None:
+    items = [
+        {"content": "a", "id": 1},  # a chat-style delta
+        {"role": "assistant", "content": "b"},
+        {"kind": "text", "text": "c", "extra": 1},
+        {"type": "text", "text": "d"},
+    ]
+    seen: list[str] = []
+
+    @hw.on_chunk
+    def upper(chunk: hw.Chunk) -> hw.Chunk:
+        seen.append(chunk.text)
+        return chunk.replace(text=chunk.text.upper())
+
+    got = consume(kind, hw.model(stream_target(kind, items, []), use=[upper]))
+    assert seen == ["a", "b", "c", "d"]  # hooks read the text of every shape
+    assert got == [
+        {"content": "A", "id": 1},
+        {"role": "assistant", "content": "B"},
+        {"kind": "text", "text": "C", "extra": 1},
+        {"type": "text", "text": "D"},
+    ]
+
+
+def test_a_changed_dict_answer_keeps_the_keys_a_message_does_not_have() -> None:
+    def answer(prompt: str) -> dict[str, Any]:
+        return {"role": "assistant", "content": "old", "id": "r1"}
+
+    @hw.after_model
+    def rewrite(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=hw.Message.assistant("new"))
+
+    assert hw.model(answer, use=[rewrite])("x") == {
+        "role": "assistant",
+        "content": "new",
+        "id": "r1",
+    }
+
+
 # -- chunk conservation (hypothesis) ---------------------------------------------------------
 
 Op = tuple[str, str]

@@ -30,6 +30,7 @@ __all__ = ["FunctionAdapter"]
 
 Form = Literal["messages", "prompt", "request"]
 _RESERVED = ("model", "stream")
+_MESSAGE_KEYS = frozenset(("role", "content", "tool_calls", "tool_call_id", "name"))
 
 
 def _annotation_kind(fn: Callable[..., Any]) -> Literal["str", "dict", "Message"]:
@@ -286,7 +287,12 @@ class FunctionAdapter(Adapter):
         if kind == "Message":
             return response.message
         if kind == "dict":
-            return message_to_dict(response.message)
+            out: dict[str, Any] = message_to_dict(response.message)
+            kept: Any = call.result if call is not None else None
+            if isinstance(kept, Mapping):  # keys a message does not have stay as they were
+                items: Mapping[str, Any] = kept  # pyright: ignore[reportUnknownVariableType]
+                out = {**{k: v for k, v in items.items() if k not in _MESSAGE_KEYS}, **out}
+            return out
         return response.text
 
     # -- streams ------------------------------------------------------------------------
@@ -333,7 +339,7 @@ class FunctionAdapter(Adapter):
             original: Any = chunk.raw
             if original is not None and chunk == chunk_from_dict(original):
                 return original
-            return chunk_to_dict(chunk)
+            return chunk_to_dict(chunk, original)
         return chunk
 
     def respond_stream(self, response: ModelResponse) -> list[Any]:
