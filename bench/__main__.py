@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import hookwrap as hw
+from hookwrap._types import new_chunk, new_message, new_request, new_response
 
 
 def plain(prompt: str) -> str:
@@ -58,6 +59,20 @@ def noop_hooks(before: int, after: int, wraps: int) -> list[Any]:
 
         hooks.append(a)
     return hooks
+
+
+def views(prompt: str) -> Any:
+    """What a hooked call of `plain` must build at least: its request and response views
+    (a frozen `ModelRequest` with one `Message`, a `ModelResponse` with one `Message`)."""
+    request = new_request((new_message("user", prompt),), (), None, {}, False, None)
+    new_response(new_message("assistant", prompt), None, None, None, prompt)
+    return request
+
+
+def chunk_view(prompt: str) -> Iterator[Any]:
+    """What a hooked stream must build at least: one frozen `Chunk` view per chunk."""
+    for _ in range(CHUNKS):
+        yield new_chunk("text", prompt, prompt)
 
 
 def chunk_hooks(n: int) -> list[Any]:
@@ -115,6 +130,7 @@ def main() -> None:
 
     calls: dict[str, Callable[[str], Any]] = {
         "plain call": plain,
+        "the neutral views of one call, alone": views,
         "1 closure layer": closures(1),
         "5 closure layers": closures(5),
         "hookwrap, 0 hooks": hw.model(plain),
@@ -126,6 +142,7 @@ def main() -> None:
     }
     streams: dict[str, Callable[[str], Iterator[str]]] = {
         "raw generator, per chunk": stream,
+        "a Chunk view per chunk, alone": chunk_view,
         "hookwrap, 0 on_chunk hooks, per chunk": hw.model(stream, use=noop_hooks(0, 1, 0)),
         "hookwrap, 3 on_chunk hooks, per chunk": hw.model(stream, use=chunk_hooks(3)),
     }

@@ -111,13 +111,15 @@ class Wrapped(_Proxy):
         engine: ModelEngine | None = None
         runner: Callable[..., Any] = _direct
         if chain.hooks:
-            is_async = inspect.iscoroutinefunction(target) or inspect.isasyncgenfunction(target)
+            # an object's `async def __call__` makes it an async target too
+            call: Any = target if inspect.isroutine(target) else type(target).__call__
+            is_async = inspect.iscoroutinefunction(call) or inspect.isasyncgenfunction(call)
             engine = ModelEngine(FunctionAdapter(target), chain, is_async, describe(target))
-            if inspect.isasyncgenfunction(target):
+            if inspect.isasyncgenfunction(call):
                 runner = engine.agenerator
             elif is_async:
                 runner = engine.acall
-            elif inspect.isgeneratorfunction(target):
+            elif inspect.isgeneratorfunction(call):
                 runner = engine.generator
             else:
                 runner = engine.call

@@ -668,3 +668,23 @@ def test_decorated_method_still_binds_self() -> None:
     assert asyncio.run(ada.aask("hey")) == "ada heard HEY async"
     assert Bot.ask(bob, "direct") == "bob heard DIRECT"
     assert seen == ["hi", "yo", "hey", "direct"]
+
+
+def test_an_object_with_an_async_call_is_an_async_target() -> None:
+    class Model:
+        async def __call__(self, prompt: str) -> str:
+            return f"answer to {prompt}"
+
+    @hw.before_model
+    def ask_better(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(messages=(hw.Message.user("a better question"),))
+
+    wrapped = hw.model(Model(), use=[ask_better])
+    assert asyncio.run(wrapped("q")) == "answer to a better question"
+
+    @hw.wrap_model
+    def sync_next(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next(request)
+
+    with pytest.raises(TypeError, match="a call_next hook must be `async def`"):
+        hw.model(Model(), use=[sync_next])
