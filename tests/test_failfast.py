@@ -1087,3 +1087,115 @@ def test_a_fault_anywhere_propagates_once_closes_streams_and_ends_with_on_error(
         assert tracker.calls == 1
     if position == "on_chunk":
         assert received == ["hello"]
+
+
+def generator_fault(kind: str, boom: Boom, streamed: bool = False) -> Any:
+    """A generator-form wrap hook that raises after the inner call returned."""
+
+    def hook(request: Any) -> Iterator[Any]:
+        response = yield request
+        if streamed:  # pull one chunk, so the inner stream is open
+            if hasattr(response, "__anext__"):
+                raise boom  # an async stream cannot be pulled from a sync generator
+            next(response)
+        raise boom
+
+    return getattr(hw, kind)(name="faulty", priority=FAULT_PRIORITY)(hook)
+
+
+MORE_FAULTS = [
+    pytest.param(position, shape, id=f"{position}-{shape}")
+    for position in ("on_start", "wrap_model_generator")
+    for shape in SHAPES
+]
+
+
+@pytest.mark.parametrize(("position", "shape"), MORE_FAULTS)
+def test_a_fault_in_on_start_or_a_generator_form_hook_in_every_shape(
+    position: str, shape: str
+) -> None:
+    boom = Boom(f"fault at {position} in {shape}")
+    tracker = Tracker()
+    ended: list[tuple[str, Any]] = []
+    if position == "on_start":
+        faulty = hw.on_start(name="faulty", priority=FAULT_PRIORITY)(raiser(boom))
+    else:
+        faulty = generator_fault("wrap_model", boom, shape.endswith("stream"))
+    use = [
+        faulty,
+        hw.on_finish(lambda info: ended.append(("on_finish", None))),
+        hw.on_error(lambda info: ended.append(("on_error", info.error))),
+        hw.on_abort(lambda info: ended.append(("on_abort", info.reason))),
+    ]
+    chat = hw.model(make_target(shape, tracker), use=use)
+    _, errors, still_open = drive(shape, chat, tracker)
+
+    assert len(errors) == 1, errors
+    assert errors[0] is boom
+    kind = "on_start" if position == "on_start" else "wrap_model"
+    assert_noted(boom, "faulty", kind, FAULT_PRIORITY)
+    assert still_open == 0
+    assert tracker.closed == tracker.started
+    assert ended == [("on_error", boom)]
+    # an async generator's body starts at its first pull, which a sync hook cannot make
+    unpulled = position == "on_start" or shape == "async_stream"
+    assert tracker.calls == (0 if unpulled else 1)
+
+
+TOOL_POSITIONS = ["on_start", "before_tool", "wrap_tool", "wrap_tool_generator", "after_tool"]
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("position", TOOL_POSITIONS)
+def test_a_fault_anywhere_in_a_tool_call_propagates_once_and_ends_with_on_error(
+    position: str, is_async: bool
+) -> None:
+    boom = Boom(f"fault at {position}")
+    calls: list[str] = []
+    ended: list[tuple[str, Any]] = []
+    configure = {"name": "faulty", "priority": FAULT_PRIORITY}
+    faulty: Any
+    if position == "wrap_tool":
+        if is_async:
+
+            async def awrap(call: hw.ToolCall, call_next: Any) -> Any:
+                await call_next(call)
+                raise boom
+
+            faulty = hw.wrap_tool(**configure)(awrap)
+        else:
+
+            def wrap(call: hw.ToolCall, call_next: Any) -> Any:
+                call_next(call)
+                raise boom
+
+            faulty = hw.wrap_tool(**configure)(wrap)
+    elif position == "wrap_tool_generator":
+        faulty = generator_fault("wrap_tool", boom)
+    else:
+        faulty = getattr(hw, position)(**configure)(raiser(boom))
+    use = [
+        faulty,
+        hw.on_finish(lambda info: ended.append(("on_finish", None))),
+        hw.on_error(lambda info: ended.append(("on_error", info.error))),
+        hw.on_abort(lambda info: ended.append(("on_abort", info.reason))),
+    ]
+
+    def lookup(city: str) -> str:
+        calls.append(city)
+        return f"sunny in {city}"
+
+    async def alookup(city: str) -> str:
+        calls.append(city)
+        return f"sunny in {city}"
+
+    tool = hw.tool(alookup if is_async else lookup, use=use)
+    with pytest.raises(Boom) as caught:
+        result = tool("Oslo")
+        if is_async:
+            asyncio.run(result)
+    assert caught.value is boom
+    kind = "wrap_tool" if position.startswith("wrap_tool") else position
+    assert_noted(boom, "faulty", kind, FAULT_PRIORITY)
+    assert ended == [("on_error", boom)]
+    assert calls == ([] if position in ("on_start", "before_tool") else ["Oslo"])
