@@ -17,6 +17,7 @@ from ._types import (
     TextPart,
     ToolCall,
     Usage,
+    new_full_message,
 )
 
 __all__ = ["converter", "message_from", "message_to_dict"]
@@ -24,6 +25,7 @@ __all__ = ["converter", "message_from", "message_to_dict"]
 converter = cattrs.Converter()
 
 _ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
+_PLAIN_ROLES = frozenset({"system", "user", "assistant", "tool"})  # "developer" is renamed
 
 
 def _mapping(value: Any) -> Mapping[str, Any] | None:
@@ -65,6 +67,23 @@ def tool_call_from(item: Any) -> ToolCall:
 
 def message_from(value: Any) -> Message:
     """A `Message` from a `Message`, a chat dict (`{"role": ..., "content": ...}`) or a str."""
+    cls = value.__class__
+    if cls is Message:
+        return value  # type: ignore[no-any-return]
+    if cls is dict:  # the usual chat dict: read without the checks of the general case
+        plain_role = value.get("role")
+        text = value.get("content")
+        name = value.get("name")
+        call_id = value.get("tool_call_id")
+        if (
+            plain_role in _PLAIN_ROLES
+            and text.__class__ is str
+            and not value.get("tool_calls")
+            and (name is None or name.__class__ is str)
+            and (call_id is None or call_id.__class__ is str)
+        ):
+            made: Message = new_full_message(plain_role, text, (), call_id, name)
+            return made
     if isinstance(value, Message):
         return value
     if isinstance(value, str):

@@ -343,6 +343,7 @@ DROP: Any = _Drop()
 
 # Fast constructors for the hot paths (see `maker`).
 new_message = maker(Message, "role", "content")
+new_full_message = maker(Message, "role", "content", "tool_calls", "tool_call_id", "name")
 new_request = maker(ModelRequest, "messages", "tools", "model", "options", "stream", "raw")
 new_response = maker(ModelResponse, "message", "usage", "finish_reason", "model", "raw")
 new_chunk = maker(Chunk, "kind", "text", "raw")
