@@ -297,7 +297,10 @@ class ModelEngine(_Shared):
 
     def call(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
         parent = current_var.get()
-        ctx = self._open(parent, "before_model")
+        if parent is None and not self.lifecycle:  # `_open`, inline on the hottest path
+            ctx: RunContext[Any] = RunContext(None, "before_model")
+        else:
+            ctx = self._open(parent, "before_model")
         token = current_var.set(ctx)
         call = None
         try:
@@ -335,7 +338,7 @@ class ModelEngine(_Shared):
                 self._end_sync(ctx, exc)
             raise
         else:
-            if parent is None:
+            if parent is None and ctx._run is not None:  # pyright: ignore[reportPrivateUsage]
                 self._end_sync(ctx, None, usage)
             return result
         finally:

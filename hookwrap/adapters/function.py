@@ -251,9 +251,12 @@ class FunctionAdapter(Adapter):
         return response
 
     def coerce(self, value: Any, call: Call | None) -> ModelResponse:
+        made: ModelResponse
+        if value.__class__ is str:  # the usual answer, first
+            made = new_response(new_message("assistant", value), None, None, None, value)
+            return made
         if isinstance(value, ModelResponse):
             return value
-        made: ModelResponse
         if isinstance(value, str):
             made = new_response(new_message("assistant", value), None, None, None, value)
             return made
