@@ -214,13 +214,17 @@ def _chunk_result(hook: Hook, result: Any) -> Any:
     raise bad_return(hook, result, _ON_CHUNK)
 
 
+def _position(hooks: tuple[Hook, ...], hook: Hook) -> int:
+    return next(i for i, h in enumerate(hooks) if h is hook)
+
+
 def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
     """Pass one chunk through the hooks: a Chunk, a list of Chunks, or DROP.
 
     A hook that expands a chunk into a list hands each new chunk to the hooks after it.
     """
     first: BaseException | None = None
-    for i, hook in enumerate(hooks):
+    for hook in hooks:  # per chunk: no enumerate; the position is looked up on expansion
         try:
             result = hook.call(chunk)
             if result is None:
@@ -237,7 +241,7 @@ def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
             raise first
         if result is DROP:
             return DROP
-        rest = hooks[i + 1 :]
+        rest = hooks[_position(hooks, hook) + 1 :]
         out: list[Chunk] = []
         for part in result:
             done = on_chunk(rest, part, ctx) if rest else part

@@ -317,7 +317,10 @@ class FunctionAdapter(Adapter):
         chunk = self.chunk
         try:
             for item in native:
-                yield chunk(item)
+                if item.__class__ is str:  # the usual chunk, without a call
+                    yield new_chunk("text", item, item)
+                else:
+                    yield chunk(item)
         finally:
             close = getattr(native, "close", None)
             if close is not None:
