@@ -16,7 +16,7 @@ class Call:
     Kept in `ModelRequest.raw`, so that an unchanged request is passed on untouched.
     """
 
-    __slots__ = ("args", "extra", "fn", "kwargs", "request", "response", "result")
+    __slots__ = ("args", "extra", "fn", "kwargs", "request", "response", "result", "seen")
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]):
         self.fn = fn
@@ -26,6 +26,7 @@ class Call:
         self.response: ModelResponse | None = None  # the view built from result
         self.result: Any = None  # the native result
         self.extra: Any = None  # adapter's own notes
+        self.seen: Any = None  # the chunk the adapter made last, in a stream
 
 
 _NOT_STREAMS = (str, bytes, bytearray, dict)

@@ -240,6 +240,8 @@ class ModelEngine(_Shared):
             if is_stream(native):
                 chunks = adapter.chunks(native, call)
                 _opened(call, chunks)
+                if not self.raw_direct and isinstance(call, Call):
+                    return _recorded(chunks, call)
                 return chunks
             return adapter.response(native, call)
         except BaseException as exc:
@@ -256,6 +258,8 @@ class ModelEngine(_Shared):
             if is_stream(native):
                 chunks = adapter.achunks(native, call)
                 _opened(call, chunks)
+                if not self.raw_direct and isinstance(call, Call):
+                    return _arecorded(chunks, call)
                 return chunks
             return adapter.response(native, call)
         except BaseException as exc:
@@ -385,7 +389,8 @@ class ModelEngine(_Shared):
                 if out.__class__ is Chunk:
                     if received is not None:
                         received.append(out)
-                    if direct and out is chunk and out.raw is not None:
+                    # unchanged since the adapter made it: its native form as it came
+                    if out is chunk and out.raw is not None and (direct or chunk is call.seen):
                         yield out.raw
                         continue
                     native = adapter.native_chunk(out, call)
@@ -527,7 +532,7 @@ class ModelEngine(_Shared):
                         received.append(out)
                     native = (
                         out.raw
-                        if direct and out is chunk and out.raw is not None
+                        if out is chunk and out.raw is not None and (direct or chunk is call.seen)
                         else (adapter.native_chunk(out, call))
                     )
                     if native is not DROP:
@@ -598,6 +603,30 @@ def _cancel(exc: BaseException, reason: str = "cancelled") -> BaseException:
     import asyncio
 
     return Aborted(reason) if isinstance(exc, asyncio.CancelledError) else exc
+
+
+def _recorded(chunks: Iterator[Chunk], call: Call) -> Iterator[Chunk]:
+    """The adapter's chunks, each noted on the call as it passes: a chunk that comes out of
+    the wrap hooks as that same object is unchanged, and keeps its native form."""
+    try:
+        for chunk in chunks:
+            call.seen = chunk
+            yield chunk
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+
+
+async def _arecorded(chunks: AsyncIterator[Chunk], call: Call) -> AsyncIterator[Chunk]:
+    try:
+        async for chunk in chunks:
+            call.seen = chunk
+            yield chunk
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def _opened(call: Any, stream: Any) -> None:

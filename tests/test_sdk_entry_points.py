@@ -1,0 +1,599 @@
+"""SDK entry points not covered elsewhere: each goes through the hooks once per logical call
+and hands the caller the SDK's own kind of object (SPEC §3, §4)."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncGenerator
+from typing import Any, cast
+
+import pytest
+from pydantic import BaseModel
+
+import hookwrap as hw
+from hookwrap.testing import FakeProvider
+
+SECRET = "sk-live-1234"
+USER = [{"role": "user", "content": "hi"}]
+SYSTEM = {"role": "system", "content": "Be brief."}
+
+
+class Weather(BaseModel):
+    city: str
+    degrees: int
+
+
+def counted(log: list[str]) -> tuple[Any, Any]:
+    """A `before_model` hook adding a system message and an `on_chunk` hook upper-casing
+    streamed text, both logging each time they run."""
+
+    @hw.before_model
+    def add_system(request: hw.ModelRequest) -> hw.ModelRequest:
+        log.append("before")
+        return request.replace(messages=(hw.Message.system("Be brief."), *request.messages))
+
+    @hw.on_chunk
+    def shout(chunk: hw.Chunk) -> hw.Chunk | None:
+        if chunk.kind == "text":
+            log.append("chunk")
+            return chunk.replace(text=chunk.text.upper())
+        return None
+
+    return add_system, shout
+
+
+def ended(log: list[str]) -> tuple[Any, Any]:
+    @hw.on_abort
+    def aborted(info: hw.FinishInfo) -> None:
+        log.append(f"abort: {info.reason}")
+
+    @hw.on_finish
+    def finished(info: hw.FinishInfo) -> None:
+        log.append("finish")
+
+    return aborted, finished
+
+
+@hw.before_model
+def cached(request: hw.ModelRequest) -> hw.Respond:
+    return hw.Respond("from cache")
+
+
+async def settle(done: Any) -> None:
+    """Let the event loop run until `done()` holds (finalizers run a step later)."""
+    for _ in range(50):
+        if done():
+            return
+        await asyncio.sleep(0)
+
+
+# -- openai -----------------------------------------------------------------------------------
+
+
+def _openai() -> Any:
+    return pytest.importorskip("openai")
+
+
+def test_openai_async_parse_goes_through_the_hooks_once() -> None:
+    openai = _openai()
+    log: list[str] = []
+    provider = FakeProvider(['{"city": "Paris", "degrees": 18}'])
+    add_system, shout = counted(log)
+    wrapped = hw.wrap(provider.openai(async_=True), use=[add_system, shout])
+
+    async def main() -> Any:
+        return await wrapped.chat.completions.parse(
+            model="m", messages=USER, response_format=Weather
+        )
+
+    completion = asyncio.run(main())
+    assert isinstance(completion, openai.types.chat.ParsedChatCompletion)
+    assert completion.choices[0].message.parsed == Weather(city="Paris", degrees=18)
+    assert log == ["before"]
+    assert provider.requests[-1].body["messages"] == [SYSTEM, *USER]
+    assert provider.requests[-1].body["response_format"]["type"] == "json_schema"
+
+
+def test_openai_async_raw_response_keeps_headers_and_parse() -> None:
+    openai = _openai()
+    log: list[str] = []
+    provider = FakeProvider([f"x {SECRET}"])
+    add_system, _ = counted(log)
+
+    @hw.after_model
+    def redact(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=hw.Message.assistant(response.text.replace(SECRET, "[r]")))
+
+    wrapped = hw.wrap(provider.openai(async_=True), use=[add_system, redact])
+
+    async def main() -> tuple[Any, Any]:
+        raw = await wrapped.chat.completions.with_raw_response.create(model="m", messages=USER)
+        parsed = raw.parse()
+        if inspect.isawaitable(parsed):
+            parsed = await parsed
+        return raw, parsed
+
+    raw, completion = asyncio.run(main())
+    assert raw.headers["content-type"].startswith("application/json")
+    assert isinstance(completion, openai.types.chat.ChatCompletion)
+    assert completion.choices[0].message.content == "x [r]"
+    assert log == ["before"]
+    assert provider.requests[-1].body["messages"] == [SYSTEM, *USER]
+
+
+def test_openai_async_streaming_response_parses_to_a_hooked_async_stream() -> None:
+    openai = _openai()
+    log: list[str] = []
+    provider = FakeProvider(["abcdef"], chunk_size=2)
+    wrapped = hw.wrap(provider.openai(async_=True), use=list(counted(log)))
+
+    async def main() -> tuple[str, Any, str]:
+        async with wrapped.chat.completions.with_streaming_response.create(
+            model="m", messages=USER, stream=True
+        ) as response:
+            kind = response.headers["content-type"]
+            stream = await response.parse()
+            text = "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+        return kind, stream, text
+
+    kind, stream, text = asyncio.run(main())
+    assert kind.startswith("text/event-stream")
+    assert isinstance(stream, openai.AsyncStream)
+    assert text == "ABCDEF"
+    assert log == ["before", "chunk", "chunk", "chunk"]
+    assert provider.requests[-1].body["messages"] == [SYSTEM, *USER]
+
+
+def test_openai_raw_response_of_a_stream_parses_to_a_hooked_stream() -> None:
+    openai = _openai()
+    log: list[str] = []
+    provider = FakeProvider(["abcdef"], chunk_size=3)
+    wrapped = hw.wrap(provider.openai(), use=list(counted(log)))
+    raw = wrapped.chat.completions.with_raw_response.create(model="m", messages=USER, stream=True)
+    assert raw.headers["content-type"].startswith("text/event-stream")
+    stream = raw.parse()
+    assert isinstance(stream, openai.Stream)
+    items = list(stream)
+    assert all(isinstance(c, openai.types.chat.ChatCompletionChunk) for c in items)
+    assert "".join(c.choices[0].delta.content or "" for c in items if c.choices) == "ABCDEF"
+    assert log == ["before", "chunk", "chunk"]
+    assert provider.requests[-1].body["messages"] == [SYSTEM, *USER]
+
+
+def test_openai_async_with_options_and_copy_keep_the_hooks_and_the_type() -> None:
+    openai = _openai()
+    log: list[str] = []
+    provider = FakeProvider()
+    add_system, _ = counted(log)
+    wrapped = hw.wrap(provider.openai(async_=True), use=[add_system])
+    assert isinstance(wrapped, openai.AsyncOpenAI)
+    clients = [wrapped.with_options(timeout=5), wrapped.copy(max_retries=0)]
+    for client in clients:
+        assert isinstance(client, openai.AsyncOpenAI)
+
+    async def main() -> list[Any]:
+        return [await c.chat.completions.create(model="m", messages=USER) for c in clients]
+
+    completions = asyncio.run(main())
+    assert all(isinstance(c, openai.types.chat.ChatCompletion) for c in completions)
+    assert log == ["before", "before"]
+    assert [r.body["messages"][0] for r in provider.requests] == [SYSTEM, SYSTEM]
+
+
+def test_openai_respond_through_responses_create_streamed_and_not() -> None:
+    openai = _openai()
+    provider = FakeProvider()
+    wrapped = hw.wrap(provider.openai(), use=[cached])
+    response = wrapped.responses.create(model="m", input="hi")
+    assert isinstance(response, openai.types.responses.Response)
+    assert response.output_text == "from cache"
+    stream = wrapped.responses.create(model="m", input="hi", stream=True)
+    assert isinstance(stream, openai.Stream)
+    events = list(stream)
+    deltas = [e.delta for e in events if e.type == "response.output_text.delta"]
+    assert "".join(deltas) == "from cache"
+    assert events[-1].type == "response.completed"
+    assert events[-1].response.output_text == "from cache"
+    assert provider.requests == []
+
+
+def test_openai_respond_through_legacy_completions_streamed_and_not() -> None:
+    openai = _openai()
+    provider = FakeProvider()
+    wrapped = hw.wrap(provider.openai(), use=[cached])
+    completion = wrapped.completions.create(model="m", prompt="hi")
+    assert isinstance(completion, openai.types.Completion)
+    assert completion.choices[0].text == "from cache"
+    stream = wrapped.completions.create(model="m", prompt="hi", stream=True)
+    assert isinstance(stream, openai.Stream)
+    items = list(stream)
+    assert all(isinstance(c, openai.types.Completion) for c in items)
+    assert "".join(c.choices[0].text for c in items if c.choices) == "from cache"
+    assert provider.requests == []
+
+
+def test_openai_respond_through_the_stream_helpers() -> None:
+    openai = _openai()
+    provider = FakeProvider()
+    wrapped = hw.wrap(provider.openai(), use=[cached])
+    with wrapped.chat.completions.stream(model="m", messages=USER) as stream:
+        deltas = [e.delta for e in stream if e.type == "content.delta"]
+        final = stream.get_final_completion()
+    assert "".join(deltas) == "from cache"
+    assert isinstance(final, openai.types.chat.ParsedChatCompletion)
+    assert final.choices[0].message.content == "from cache"
+    with wrapped.responses.stream(model="m", input="hi") as rstream:
+        rdeltas = [e.delta for e in rstream if e.type == "response.output_text.delta"]
+        rfinal = rstream.get_final_response()
+    assert "".join(rdeltas) == "from cache"
+    assert rfinal.output_text == "from cache"
+    assert provider.requests == []
+
+
+def test_openai_respond_through_the_async_stream_helpers() -> None:
+    openai = _openai()
+    provider = FakeProvider()
+    wrapped = hw.wrap(provider.openai(async_=True), use=[cached])
+
+    async def main() -> tuple[str, Any, str]:
+        manager = wrapped.chat.completions.stream(model="m", messages=USER)
+        assert not inspect.iscoroutine(manager)  # still the SDK's async manager
+        async with manager as stream:
+            deltas = [e.delta async for e in stream if e.type == "content.delta"]
+            final = await stream.get_final_completion()
+        async with wrapped.responses.stream(model="m", input="hi") as rstream:
+            await rstream.until_done()
+            rfinal = await rstream.get_final_response()
+        return "".join(deltas), final, rfinal.output_text
+
+    text, final, rtext = asyncio.run(main())
+    assert text == "from cache"
+    assert isinstance(final, openai.types.chat.ParsedChatCompletion)
+    assert final.choices[0].message.content == "from cache"
+    assert rtext == "from cache"
+    assert provider.requests == []
+
+
+def test_openai_cancelling_the_consuming_task_closes_the_stream_and_aborts() -> None:
+    _openai()
+    log: list[str] = []
+    provider = FakeProvider(["x" * 40], chunk_size=2)
+    pulling = asyncio.Event()
+
+    @hw.on_chunk
+    async def slow(chunk: hw.Chunk) -> None:
+        if chunk.kind == "text" and "chunk" in log:
+            pulling.set()
+            await asyncio.Event().wait()  # the task is cancelled while it pulls a chunk
+        if chunk.kind == "text":
+            log.append("chunk")
+
+    wrapped = hw.wrap(provider.openai(async_=True), use=[*ended(log), slow])
+
+    async def main() -> None:
+        stream = await wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+
+        async def consume() -> None:
+            async for _ in stream:
+                pass
+
+        task = asyncio.create_task(consume())
+        await pulling.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert provider.closed == 1  # at once, not when collected
+
+    asyncio.run(main())
+    assert log == ["chunk", "abort: closed by consumer"]
+    assert provider.closed == 1
+
+
+def test_openai_cancelling_a_task_inside_async_with_closes_the_stream_and_aborts() -> None:
+    _openai()
+    log: list[str] = []
+    provider = FakeProvider(["x" * 40], chunk_size=2)
+    wrapped = hw.wrap(provider.openai(async_=True), use=list(ended(log)))
+    got_one = asyncio.Event()
+
+    async def main() -> None:
+        stream = await wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+
+        async def consume() -> None:
+            async with stream:
+                async for _ in stream:
+                    got_one.set()
+                    await asyncio.Event().wait()
+
+        task = asyncio.create_task(consume())
+        await got_one.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert log == ["abort: closed by consumer"]
+    assert provider.closed == 1
+
+
+# -- anthropic --------------------------------------------------------------------------------
+
+
+def _anthropic() -> Any:
+    return pytest.importorskip("anthropic")
+
+
+def system_of(body: dict[str, Any]) -> str | None:
+    """The system prompt sent, whether as a str or as text blocks."""
+    system = body.get("system")
+    if system is None or isinstance(system, str):
+        return system
+    return "".join(block["text"] for block in system)
+
+
+def test_anthropic_beta_stream_helper_goes_through_the_hooks() -> None:
+    anthropic = _anthropic()
+    log: list[str] = []
+    provider = FakeProvider(["hello there"], chunk_size=4)
+    wrapped = hw.wrap(provider.anthropic(), use=list(counted(log)))
+    with wrapped.beta.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+        assert isinstance(stream, anthropic.lib.streaming.BetaMessageStream)
+        pieces = list(stream.text_stream)
+        final = stream.get_final_message()
+    assert pieces == ["HELL", "O TH", "ERE"]
+    assert final.content[0].text == "HELLO THERE"
+    assert log == ["before", "chunk", "chunk", "chunk"]
+    assert system_of(provider.requests[-1].body) == "Be brief."
+
+
+# some anthropic releases deprecate `output_format` on beta.messages.parse, still honouring it
+@pytest.mark.filterwarnings("ignore:The 'output_format' parameter is deprecated:DeprecationWarning")
+def test_anthropic_beta_parse_goes_through_the_hooks() -> None:
+    _anthropic()
+    from anthropic.resources.beta.messages import Messages
+
+    if not hasattr(Messages, "parse"):
+        pytest.skip("this anthropic release has no beta.messages.parse")
+    log: list[str] = []
+    provider = FakeProvider(['{"city": "Paris", "degrees": 18}'])
+
+    @hw.after_model
+    def colder(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        log.append("after")
+        return response.replace(message=hw.Message.assistant(response.text.replace("18", "9")))
+
+    add_system, _ = counted(log)
+    wrapped = hw.wrap(provider.anthropic(), use=[add_system, colder])
+    parsed = wrapped.beta.messages.parse(
+        model="m", max_tokens=50, messages=USER, output_format=Weather
+    )
+    from anthropic.types.beta.parsed_beta_message import ParsedBetaMessage
+
+    assert isinstance(parsed, ParsedBetaMessage)
+    assert parsed.parsed_output == Weather(city="Paris", degrees=9)
+    assert log == ["before", "after"]
+    assert system_of(provider.requests[-1].body) == "Be brief."
+
+
+def test_anthropic_async_beta_create() -> None:
+    anthropic = _anthropic()
+    log: list[str] = []
+    provider = FakeProvider(["beta"])
+    add_system, _ = counted(log)
+    wrapped = hw.wrap(provider.anthropic(async_=True), use=[add_system])
+    message = asyncio.run(wrapped.beta.messages.create(model="m", max_tokens=10, messages=USER))
+    assert isinstance(message, anthropic.types.beta.BetaMessage)
+    assert message.content[0].text == "beta"
+    assert log == ["before"]
+    assert system_of(provider.requests[-1].body) == "Be brief."
+
+
+def test_anthropic_async_stream_helper_until_done() -> None:
+    anthropic = _anthropic()
+    log: list[str] = []
+    provider = FakeProvider(["done it"], chunk_size=4)
+    wrapped = hw.wrap(provider.anthropic(async_=True), use=list(counted(log)))
+
+    async def main() -> tuple[Any, Any, str]:
+        manager = wrapped.messages.stream(model="m", max_tokens=10, messages=USER)
+        assert not inspect.iscoroutine(manager)  # still the SDK's async manager
+        async with manager as stream:
+            await stream.until_done()
+            return manager, stream, await stream.get_final_text()
+
+    manager, stream, text = asyncio.run(main())
+    assert isinstance(manager, anthropic.lib.streaming.AsyncMessageStreamManager)
+    assert isinstance(stream, anthropic.AsyncMessageStream)
+    assert text == "DONE IT"
+    assert log == ["before", "chunk", "chunk"]
+    assert system_of(provider.requests[-1].body) == "Be brief."
+
+
+def test_anthropic_async_raw_response_keeps_headers_and_parse() -> None:
+    anthropic = _anthropic()
+    log: list[str] = []
+    provider = FakeProvider(["raw"])
+    add_system, _ = counted(log)
+    wrapped = hw.wrap(provider.anthropic(async_=True), use=[add_system])
+
+    async def main() -> tuple[Any, Any]:
+        raw = await wrapped.messages.with_raw_response.create(
+            model="m", max_tokens=10, messages=USER
+        )
+        parsed = raw.parse()
+        if inspect.isawaitable(parsed):
+            parsed = await parsed
+        return raw, parsed
+
+    raw, message = asyncio.run(main())
+    assert raw.headers["content-type"].startswith("application/json")
+    assert isinstance(message, anthropic.types.Message)
+    assert message.content[0].text == "raw"
+    assert log == ["before"]
+    assert system_of(provider.requests[-1].body) == "Be brief."
+
+
+def test_anthropic_with_stream_as_s_is_the_sdk_stream_and_its_chunks_pass_on_chunk() -> None:
+    anthropic = _anthropic()
+    log: list[str] = []
+    provider = FakeProvider(["hello there"], chunk_size=4)
+    wrapped = hw.wrap(provider.anthropic(), use=list(counted(log)))
+    with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as s:
+        assert isinstance(s, anthropic.MessageStream)
+        events = list(s)
+    deltas = [e.delta.text for e in events if e.type == "content_block_delta"]
+    assert deltas == ["HELL", "O TH", "ERE"]
+    assert events[-1].type == "message_stop"
+    assert log == ["before", "chunk", "chunk", "chunk"]
+
+
+def test_anthropic_no_stray_attributes_on_sdk_objects() -> None:
+    _anthropic()
+    provider = FakeProvider(["plain", "hooked", "plain", "hooked", "plain", "hooked"])
+    client = provider.anthropic()
+    log: list[str] = []
+
+    @hw.after_model
+    def change(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=hw.Message.assistant(response.text + "!"))
+
+    add_system, shout = counted(log)
+    wrapped = hw.wrap(client, use=[add_system, shout, change])
+
+    plain = client.messages.create(model="m", max_tokens=10, messages=USER)
+    hooked = wrapped.messages.create(model="m", max_tokens=10, messages=USER)
+    assert hooked.content[0].text == "hooked!"
+    assert set(vars(hooked)) == set(vars(plain))
+    assert set(vars(hooked.content[0])) == set(vars(plain.content[0]))
+
+    plain_stream = client.messages.create(model="m", max_tokens=10, messages=USER, stream=True)
+    plain_events = list(plain_stream)
+    stream = wrapped.messages.create(model="m", max_tokens=10, messages=USER, stream=True)
+    events = list(stream)
+    assert set(vars(stream)) == set(vars(plain_stream))
+    assert [set(vars(e)) for e in events] == [set(vars(e)) for e in plain_events]
+
+    with client.messages.stream(model="m", max_tokens=10, messages=USER) as plain_helper:
+        plain_helper.until_done()
+    with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as helper:
+        helper.until_done()
+    assert helper.get_final_text() == "HOOKED"
+    assert set(vars(helper)) == set(vars(plain_helper))
+    assert log.count("before") == 3
+
+
+def test_anthropic_async_stream_closed_from_another_task() -> None:
+    _anthropic()
+    log: list[str] = []
+    provider = FakeProvider(["x" * 40], chunk_size=2)
+    wrapped = hw.wrap(provider.anthropic(async_=True), use=list(ended(log)))
+
+    async def main() -> None:
+        stream = await wrapped.messages.create(model="m", max_tokens=10, messages=USER, stream=True)
+
+        async def read_one() -> None:
+            async for _ in stream:
+                break
+
+        await asyncio.create_task(read_one())
+        await asyncio.create_task(stream.close())  # another task, another context
+
+    asyncio.run(main())
+    assert log == ["abort: closed by consumer"]
+    assert provider.closed == 1
+
+
+def test_anthropic_respond_with_create_stream_true_sync_and_async() -> None:
+    anthropic = _anthropic()
+    provider = FakeProvider()
+    wrapped = hw.wrap(provider.anthropic(), use=[cached])
+    stream = wrapped.messages.create(model="m", max_tokens=10, messages=USER, stream=True)
+    assert isinstance(stream, anthropic.Stream)
+    events = list(stream)
+    assert events[0].type == "message_start"
+    assert events[-1].type == "message_stop"
+    text = "".join(e.delta.text for e in events if e.type == "content_block_delta")
+    assert text == "from cache"
+
+    awrapped = hw.wrap(provider.anthropic(async_=True), use=[cached])
+
+    async def main() -> tuple[Any, list[Any]]:
+        astream = await awrapped.messages.create(
+            model="m", max_tokens=10, messages=USER, stream=True
+        )
+        return astream, [e async for e in astream]
+
+    astream, aevents = asyncio.run(main())
+    assert isinstance(astream, anthropic.AsyncStream)
+    assert [e.type for e in aevents] == [e.type for e in events]
+    atext = "".join(e.delta.text for e in aevents if e.type == "content_block_delta")
+    assert atext == "from cache"
+    assert provider.requests == []
+
+
+def test_anthropic_patch_twice_is_a_no_op_and_unpatch_restores_exactly() -> None:
+    _anthropic()
+    from anthropic import _base_client
+
+    classes = (_base_client.SyncAPIClient, _base_client.AsyncAPIClient)
+    before = {cls: dict(cls.__dict__) for cls in classes}
+    log: list[str] = []
+    add_system, _ = counted(log)
+    provider = FakeProvider()
+    try:
+        hw.patch("anthropic", use=[add_system])
+        patched = {cls: dict(cls.__dict__) for cls in classes}
+        hw.patch("anthropic", use=[add_system])  # the same hooks again: nothing changes
+        for cls in classes:
+            again = dict(cls.__dict__)
+            assert again.keys() == patched[cls].keys()
+            assert all(again[name] is patched[cls][name] for name in again)
+            assert cls.__dict__["request"] is not before[cls]["request"]
+        provider.anthropic().messages.create(model="m", max_tokens=10, messages=USER)
+        asyncio.run(
+            provider.anthropic(async_=True).messages.create(model="m", max_tokens=10, messages=USER)
+        )
+        assert log == ["before", "before"]  # once per call, not once per patch
+        assert [system_of(r.body) for r in provider.requests] == ["Be brief.", "Be brief."]
+    finally:
+        hw.unpatch("anthropic")
+    for cls in classes:
+        after = dict(cls.__dict__)
+        assert after.keys() == before[cls].keys()
+        assert all(after[name] is before[cls][name] for name in after)
+    provider.anthropic().messages.create(model="m", max_tokens=10, messages=USER)
+    assert "system" not in provider.requests[-1].body
+    assert log == ["before", "before"]
+
+
+# -- google-genai -----------------------------------------------------------------------------
+
+
+def test_google_aio_break_then_aclose_closes_the_stream_and_aborts() -> None:
+    pytest.importorskip("google.genai")
+    from google.genai import types
+
+    log: list[str] = []
+    provider = FakeProvider(["a" * 40], chunk_size=2)
+    add_system, shout = counted(log)
+    wrapped = hw.wrap(provider.genai(), use=[*ended(log), add_system, shout])
+
+    async def main() -> list[Any]:
+        made = await wrapped.aio.models.generate_content_stream(model="gemini", contents="hi")
+        assert inspect.isasyncgen(made)
+        stream = cast("AsyncGenerator[types.GenerateContentResponse, None]", made)
+        got = []
+        async for chunk in stream:
+            got.append(chunk)
+            break
+        await stream.aclose()
+        await settle(lambda: provider.closed == 1)
+        return got
+
+    got = asyncio.run(main())
+    assert isinstance(got[0], types.GenerateContentResponse)
+    assert got[0].text == "AA"
+    assert log == ["before", "chunk", "abort: closed by consumer"]
+    assert provider.closed == 1
+    assert provider.requests[-1].body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
