@@ -1067,9 +1067,7 @@ def test_a_fault_anywhere_propagates_once_closes_streams_and_ends_with_on_error(
     use = [
         usage_source(shape),
         faulty_hook(position, shape, boom),
-        hw.on_finish(lambda info: ended.append(("on_finish", None))),
-        hw.on_error(lambda info: ended.append(("on_error", info.error))),
-        hw.on_abort(lambda info: ended.append(("on_abort", info.reason))),
+        *terminal_recorders(ended),
     ]
     chat = hw.model(make_target(shape, tracker), use=use)
     received, errors, still_open = drive(shape, chat, tracker)
@@ -1087,6 +1085,15 @@ def test_a_fault_anywhere_propagates_once_closes_streams_and_ends_with_on_error(
         assert tracker.calls == 1
     if position == "on_chunk":
         assert received == ["hello"]
+
+
+def terminal_recorders(ended: list[tuple[str, Any]]) -> list[Any]:
+    """on_finish, on_error and on_abort hooks noting, in `ended`, which one ran and with what."""
+    return [
+        hw.on_finish(lambda info: ended.append(("on_finish", None))),
+        hw.on_error(lambda info: ended.append(("on_error", info.error))),
+        hw.on_abort(lambda info: ended.append(("on_abort", info.reason))),
+    ]
 
 
 def generator_fault(kind: str, boom: Boom, streamed: bool = False) -> Any:
@@ -1123,9 +1130,7 @@ def test_a_fault_in_on_start_or_a_generator_form_hook_in_every_shape(
         faulty = generator_fault("wrap_model", boom, shape.endswith("stream"))
     use = [
         faulty,
-        hw.on_finish(lambda info: ended.append(("on_finish", None))),
-        hw.on_error(lambda info: ended.append(("on_error", info.error))),
-        hw.on_abort(lambda info: ended.append(("on_abort", info.reason))),
+        *terminal_recorders(ended),
     ]
     chat = hw.model(make_target(shape, tracker), use=use)
     _, errors, still_open = drive(shape, chat, tracker)
@@ -1176,9 +1181,7 @@ def test_a_fault_anywhere_in_a_tool_call_propagates_once_and_ends_with_on_error(
         faulty = getattr(hw, position)(**configure)(raiser(boom))
     use = [
         faulty,
-        hw.on_finish(lambda info: ended.append(("on_finish", None))),
-        hw.on_error(lambda info: ended.append(("on_error", info.error))),
-        hw.on_abort(lambda info: ended.append(("on_abort", info.reason))),
+        *terminal_recorders(ended),
     ]
 
     def lookup(city: str) -> str:
