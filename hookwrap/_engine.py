@@ -240,6 +240,7 @@ class ModelEngine(_Shared):
             if is_stream(native):
                 chunks = adapter.chunks(native, call)
                 _opened(call, chunks)
+                _opened(call, native)  # closing a generator never started skips its finally
                 if not self.raw_direct and isinstance(call, Call):
                     return _recorded(chunks, call)
                 return chunks
@@ -258,6 +259,7 @@ class ModelEngine(_Shared):
             if is_stream(native):
                 chunks = adapter.achunks(native, call)
                 _opened(call, chunks)
+                _opened(call, native)
                 if not self.raw_direct and isinstance(call, Call):
                     return _arecorded(chunks, call)
                 return chunks

@@ -735,3 +735,31 @@ def test_chunk_conservation(pieces: list[str], ops: list[Op]) -> None:
         got = consume(kind, wrapped)
         assert got == expected
         assert all(type(item) is str for item in got)
+
+
+def test_a_stream_a_failing_wrap_hook_never_pulled_is_closed_at_once() -> None:
+    closed: list[str] = []
+
+    class Connection:
+        """A stream object of its own (as an SDK returns), not a generator."""
+
+        def __iter__(self) -> Connection:
+            return self
+
+        def __next__(self) -> str:
+            return "x"
+
+        def close(self) -> None:
+            closed.append("closed")
+
+    def target(prompt: str) -> Connection:
+        return Connection()
+
+    @hw.wrap_model
+    def fails(request: hw.ModelRequest, call_next: Any) -> Any:
+        call_next(request)  # opens the stream, never reads it
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        hw.model(target, use=[fails])("hi")
+    assert closed == ["closed"]  # not left for the garbage collector
