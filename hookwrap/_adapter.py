@@ -39,7 +39,6 @@ def is_stream(value: object) -> bool:
         return False
     if isinstance(value, _NOT_STREAMS):
         return False
-    cls = type(value)
     return hasattr(cls, "__next__") or hasattr(cls, "__anext__")
 
 

@@ -206,15 +206,16 @@ class ModelEngine(_Shared):
         # unchanged one can hand back its native form as is; a wrap hook may have rebuilt it.
         self.raw_direct = not chain["wrap_model"]
 
+        # what a stream from a wrap hook must be in this shape, decided once
+        step, shape = ("__anext__", "an async") if is_async else ("__next__", "an")
+
         def coerce(hook: Hook, value: Any) -> Any:
             if value.__class__ is ModelResponse:
                 return value
             if is_stream(value):
-                kind: type = type(value)  # pyright: ignore[reportUnknownVariableType]
-                if hasattr(kind, "__anext__" if is_async else "__next__"):
+                if hasattr(value.__class__, step):
                     return value
-                shape = "an async iterator" if is_async else "an iterator"
-                raise bad_return(hook, value, f"{shape} of Chunks in this call")
+                raise bad_return(hook, value, f"{shape} iterator of Chunks in this call")
             if value is None:
                 raise bad_return(hook, value, "the response: `return call_next(request)`")
             try:

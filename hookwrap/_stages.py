@@ -255,7 +255,7 @@ def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
 
 async def on_chunk_async(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
     first: BaseException | None = None
-    for i, hook in enumerate(hooks):
+    for hook in hooks:
         try:
             result = hook.call(chunk)
             if hook.is_async:
@@ -274,7 +274,7 @@ async def on_chunk_async(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any
             raise first
         if result is DROP:
             return DROP
-        rest = hooks[i + 1 :]
+        rest = hooks[_position(hooks, hook) + 1 :]
         out: list[Chunk] = []
         for part in result:
             done = await on_chunk_async(rest, part, ctx) if rest else part

@@ -67,9 +67,6 @@ class _Proxy(wrapt.ObjectProxy[Any]):
         self._self_hw_kind = kind
         type(self).__call__ = _caller(runner, target)  # type: ignore[method-assign]
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:  # replaced per proxy, see __init__
-        return self._self_runner(self.__wrapped__, None, args, kwargs)
-
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         if instance is None:
             return self
