@@ -76,6 +76,14 @@ def main() -> None:
     print("refused:", refusal.choices[0].message.content)
     print("  requests sent for it:", len(provider.requests) - sent)
 
+    # or hook one method and leave the rest of the client as it is
+    plain = provider.openai()
+    create = hw.wrap(plain.chat.completions.create, use=[house_style])
+    create(model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}])
+    print("one method hooked:", [m["role"] for m in provider.requests[-1].body["messages"]])
+    plain.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": "Hi"}])
+    print("  the client itself:", [m["role"] for m in provider.requests[-1].body["messages"]])
+
 
 if __name__ == "__main__":
     main()

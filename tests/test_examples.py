@@ -28,6 +28,8 @@ EXPECTED: dict[str, list[str]] = {
         "[usage] 9 in, 11 out",  # on_usage from the stream
         "refused: I can't help with passwords.",  # Respond short-circuit
         "requests sent for it: 0",
+        "one method hooked: ['system', 'user']",  # hw.wrap of one SDK method
+        "the client itself: ['user']",  # ... leaves the client without hooks
     ],
     "anthropic_stream.py": [
         "final text: hello from a very loud model",  # on_chunk through messages.stream()
