@@ -111,14 +111,13 @@ def _time_stream(fn: Callable[[str], Iterator[str]], n: int) -> float:
 
 
 def measure(variants: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
+    """Each variant's best round; every round starts from a collected heap and runs with
+    the garbage collector on, so a variant pays for the collections its own garbage causes."""
     best = dict.fromkeys(variants, float("inf"))
-    gc.disable()
-    try:
-        for _ in range(rounds):
-            for name, run in variants.items():
-                best[name] = min(best[name], run())
-    finally:
-        gc.enable()
+    for _ in range(rounds):
+        for name, run in variants.items():
+            gc.collect()
+            best[name] = min(best[name], run())
     return best
 
 

@@ -28,6 +28,12 @@ class Call:
         self.extra: Any = None  # adapter's own notes
         self.seen: Any = None  # the chunk the adapter made last, in a stream
 
+    def release(self) -> None:
+        """Let go of the views and streams once the call is over. `request.raw` points back
+        here, so keeping them would leave a cycle (views, native answer, HTTP response)
+        for the garbage collector, which is slow to find in a large heap."""
+        self.request = self.response = self.result = self.extra = self.seen = None
+
 
 _NOT_STREAMS = (str, bytes, bytearray, dict)
 

@@ -7,11 +7,12 @@ open until the caller is done with it.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import itertools
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
 from typing import Any
 
 from ._adapter import Adapter, Call, is_stream
@@ -309,7 +310,7 @@ class ModelEngine(_Shared):
         else:
             ctx = self._open(parent, "before_model")
         token = current_var.set(ctx)
-        call = None
+        call = stream = None
         try:
             if self.lifecycle:
                 fresh = ctx.run.join(self.chain)
@@ -339,6 +340,10 @@ class ModelEngine(_Shared):
                 response = after_model(self.after, request, response, ctx)
             result = self.adapter.native(response, call)
         except BaseException as exc:
+            if stream is not None:  # made but never handed over: it ends the call itself
+                with contextlib.suppress(BaseException):
+                    stream.throw(exc)
+                raise
             if call is not None and call.extra:
                 _close(None, call)  # a wrap hook opened the stream, then failed
             if parent is None:
@@ -350,6 +355,8 @@ class ModelEngine(_Shared):
             return result
         finally:
             current_var.reset(token)
+            if stream is None and call is not None:  # a stream lets go of it when it ends
+                call.release()
 
     def _count(self, ctx: RunContext[Any], usage: Usage) -> None:
         run = ctx._run  # pyright: ignore[reportPrivateUsage]
@@ -364,19 +371,19 @@ class ModelEngine(_Shared):
         chunks: Iterator[Chunk],
         call: Call,
         one_call: bool,
-    ) -> Iterator[Any]:
+    ) -> Generator[Any, None, None]:
         # Primed inside `call`, where the run is current: every pull, hook and the end run
         # in this copy of that context (cheaper than setting the variable per chunk, and the
         # target's generator always resumes in the same context).
         run = contextvars.copy_context().run
-        yield _PRIMED
         adapter = self.adapter
         hooks = self.chunk_hooks
         direct = self.raw_direct
         received: list[Chunk] | None = [] if self.keep_chunks else None
         index = 0
-        ctx.phase = "model_stream"
         try:
+            yield _PRIMED  # a stream dropped before its first pull is closed from here
+            ctx.phase = "model_stream"
             while True:
                 chunk = run(next, chunks, _END)
                 if chunk is _END:
@@ -419,6 +426,8 @@ class ModelEngine(_Shared):
             if one_call:
                 run(self._end_sync, ctx, exc)
             raise
+        finally:
+            call.release()
 
     def _not_a_chunk(self, item: Any) -> TypeError:
         names = ", ".join(repr(h.spec.name) for h in self.chain["wrap_model"])
@@ -458,7 +467,7 @@ class ModelEngine(_Shared):
         parent = current_var.get()
         ctx = self._open(parent, "before_model")
         token = current_var.set(ctx)
-        call = None
+        call = stream = None
         try:
             if self.lifecycle:
                 fresh = ctx.run.join(self.chain)
@@ -488,6 +497,10 @@ class ModelEngine(_Shared):
                 response = await after_model_async(self.after, request, response, ctx)
             result = self.adapter.native(response, call)
         except BaseException as exc:
+            if stream is not None:
+                with contextlib.suppress(BaseException):
+                    await stream.athrow(exc)
+                raise
             if call is not None and call.extra:
                 await _aclose(None, call)  # a wrap hook opened the stream, then failed
             if parent is None:
@@ -499,6 +512,8 @@ class ModelEngine(_Shared):
             return result
         finally:
             current_var.reset(token)
+            if stream is None and call is not None:
+                call.release()
 
     async def _astream(
         self,
@@ -508,13 +523,13 @@ class ModelEngine(_Shared):
         call: Call,
         one_call: bool,
     ) -> AsyncGenerator[Any, None]:
-        yield _PRIMED
         adapter = self.adapter
         hooks = self.chunk_hooks
         direct = self.raw_direct
         received: list[Chunk] | None = [] if self.keep_chunks else None
         index = 0
         try:
+            yield _PRIMED
             while True:
                 token = current_var.set(ctx)
                 try:
@@ -572,6 +587,8 @@ class ModelEngine(_Shared):
                 finally:
                     current_var.reset(token)
             raise
+        finally:
+            call.release()
 
     async def _astream_end(
         self, ctx: RunContext[Any], request: ModelRequest, received: list[Chunk] | None

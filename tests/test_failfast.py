@@ -1202,3 +1202,53 @@ def test_a_fault_anywhere_in_a_tool_call_propagates_once_and_ends_with_on_error(
     assert_noted(boom, "faulty", kind, FAULT_PRIORITY)
     assert ended == [("on_error", boom)]
     assert calls == ([] if position in ("on_start", "before_tool") else ["Oslo"])
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_stream_the_adapter_fails_to_hand_over_is_closed_and_the_run_ends_once(
+    is_async: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hookwrap.adapters.function import FunctionAdapter
+
+    boom = RuntimeError("cannot hand over")
+    closed: list[str] = []
+
+    def refuse(self: Any, stream: Any, call: Any) -> Any:
+        raise boom
+
+    monkeypatch.setattr(FunctionAdapter, "stream_result", refuse)
+
+    class Connection:
+        def __iter__(self) -> Connection:
+            return self
+
+        def __next__(self) -> str:
+            return "x"
+
+        def close(self) -> None:
+            closed.append("closed")
+
+        def __aiter__(self) -> Connection:
+            return self
+
+        async def __anext__(self) -> str:
+            return "x"
+
+        async def aclose(self) -> None:
+            closed.append("closed")
+
+    def target(prompt: str) -> Connection:
+        return Connection()
+
+    async def atarget(prompt: str) -> Connection:
+        return Connection()
+
+    ended: list[tuple[str, Any]] = []
+    wrapped = hw.model(atarget if is_async else target, use=terminal_recorders(ended))
+    with pytest.raises(RuntimeError) as raised:
+        result = wrapped("hi")
+        if is_async:
+            asyncio.run(result)
+    assert raised.value is boom
+    assert set(closed) == {"closed"}
+    assert ended == [("on_error", boom)]

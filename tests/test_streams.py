@@ -763,3 +763,32 @@ def test_a_stream_a_failing_wrap_hook_never_pulled_is_closed_at_once() -> None:
     with pytest.raises(RuntimeError, match="boom"):
         hw.model(target, use=[fails])("hi")
     assert closed == ["closed"]  # not left for the garbage collector
+
+
+@pytest.mark.parametrize("pulled", [0, 1], ids=["never pulled", "pulled once"])
+def test_a_stream_dropped_is_closed_at_once_not_by_the_garbage_collector(pulled: int) -> None:
+    log: Log = []
+
+    class Connection:
+        def __iter__(self) -> Connection:
+            return self
+
+        def __next__(self) -> str:
+            return "x"
+
+        def close(self) -> None:
+            log.append("closed")
+
+    def target(prompt: str) -> Connection:
+        return Connection()
+
+    gc.disable()
+    try:
+        stream = hw.model(target, use=terminal_hooks(log))("hi")
+        for _ in range(pulled):
+            next(stream)
+        del stream
+        assert log[0] == "closed"  # (close may be called more than once: it is idempotent)
+        assert log[-1] == f"on_abort {CLOSED}"
+    finally:
+        gc.enable()

@@ -1,0 +1,163 @@
+"""A hooked call that is over leaves nothing for the garbage collector: its views, its
+native answer and (for an SDK) its HTTP response are freed at once by reference counting.
+
+A reference cycle per call would not leak, but it makes the collector run over and over
+on the program's whole heap, which in a process holding an SDK costs more than the hooks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+from hookwrap.testing import FakeProvider
+
+USER = [{"role": "user", "content": "hi"}]
+
+
+@hw.before_model
+def noted(request: hw.ModelRequest, ctx: hw.RunContext[Any]) -> None:
+    ctx.call_state["seen"] = request
+
+
+@hw.wrap_model
+def passed(request: hw.ModelRequest) -> Any:
+    response = yield request
+    return response
+
+
+@hw.on_chunk
+def upper(chunk: hw.Chunk) -> hw.Chunk:
+    return chunk.replace(text=chunk.text.upper())
+
+
+@hw.after_model
+def observed(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+    return None
+
+
+HOOKS = [noted, passed, upper, observed]
+
+
+def cycles_left(call: Callable[[], Any], times: int = 5) -> int:
+    """How many objects the collector finds unreachable after `times` calls."""
+    call()  # first-call caches are not garbage
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(times):
+            call()
+        return gc.collect()
+    finally:
+        gc.enable()
+
+
+def answer(prompt: str) -> str:
+    return prompt
+
+
+async def aanswer(prompt: str) -> str:
+    return prompt
+
+
+def words(prompt: str) -> Iterator[str]:
+    yield from prompt.split()
+
+
+async def awords(prompt: str) -> AsyncIterator[str]:
+    for word in prompt.split():
+        yield word
+
+
+def returns_iterator(prompt: str) -> Iterator[str]:  # a stream decided per call
+    return iter(prompt.split())
+
+
+def test_plain_calls_of_every_shape_leave_no_cycles() -> None:
+    sync = hw.model(answer, use=HOOKS)
+    asynchronous = hw.model(aanswer, use=HOOKS)
+    stream = hw.model(words, use=HOOKS)
+    astream = hw.model(awords, use=HOOKS)
+    per_call = hw.model(returns_iterator, use=HOOKS)
+
+    async def read_async() -> None:
+        await asynchronous("a b")
+        assert [c async for c in astream("a b")] == ["A", "B"]
+
+    assert cycles_left(lambda: sync("a b")) == 0
+    assert cycles_left(lambda: list(stream("a b"))) == 0
+    assert cycles_left(lambda: list(per_call("a b"))) == 0
+    assert cycles_left(lambda: asyncio.run(read_async())) == cycles_left(
+        lambda: asyncio.run(aanswer("a b"))
+    )
+
+
+def test_a_stream_closed_early_or_dropped_leaves_no_cycles() -> None:
+    per_call = hw.model(returns_iterator, use=HOOKS)
+
+    def stop_early() -> None:
+        for _ in per_call("a b c"):
+            break
+
+    def dropped_after_one() -> None:
+        next(iter(per_call("a b c")))
+
+    assert cycles_left(stop_early) == 0
+    assert cycles_left(dropped_after_one) == 0
+    assert cycles_left(lambda: per_call("a b c")) == 0  # never pulled
+
+
+def test_a_respond_and_a_run_leave_no_cycles() -> None:
+    @hw.before_model
+    def cached(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond("from cache")
+
+    short = hw.model(answer, use=[cached, observed])
+    sync = hw.model(answer, use=HOOKS)
+
+    def in_a_run() -> None:
+        with hw.run(use=[hw.on_finish(lambda info: None)]):
+            sync("a")
+            sync("b")
+
+    assert cycles_left(lambda: short("a")) == 0
+    assert cycles_left(in_a_run) == 0
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_sdk_calls_leave_no_more_cycles_than_the_sdk_alone(streamed: bool) -> None:
+    pytest.importorskip("openai")
+    pytest.importorskip("anthropic")
+    pytest.importorskip("google.genai")
+    provider = FakeProvider(["hello there"], chunk_size=4)
+    clients = {
+        "openai": provider.openai(),
+        "anthropic": provider.anthropic(),
+        "google": provider.genai(),
+    }
+
+    def call(name: str, client: Any) -> Callable[[], Any]:
+        def once() -> Any:
+            if name == "openai":
+                made = client.chat.completions.create(model="m", messages=USER, stream=streamed)
+            elif name == "anthropic":
+                made = client.messages.create(
+                    model="m", max_tokens=10, messages=USER, stream=streamed
+                )
+            elif streamed:
+                made = client.models.generate_content_stream(model="m", contents="hi")
+            else:
+                made = client.models.generate_content(model="m", contents="hi")
+            return list(made) if streamed else made
+
+        return once
+
+    for name, client in clients.items():
+        alone = cycles_left(call(name, client))
+        hooked = cycles_left(call(name, hw.wrap(client, use=HOOKS)))
+        assert hooked <= alone, f"{name}: {hooked} objects in cycles, the SDK alone {alone}"
