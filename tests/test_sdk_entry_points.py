@@ -597,3 +597,49 @@ def test_google_aio_break_then_aclose_closes_the_stream_and_aborts() -> None:
     assert log == ["before", "chunk", "abort: closed by consumer"]
     assert provider.closed == 1
     assert provider.requests[-1].body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_hooked_stream_hands_the_sdk_its_events_without_decoding_them_again(
+    sdk: str, is_async: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hookwrap has read and parsed every event already; the SDK stream takes them as they
+    are, not as bytes to split into lines and parse a second time."""
+    streaming = pytest.importorskip(f"{sdk}._streaming")
+
+    def refused(self: Any, iterator: Any) -> Any:
+        raise AssertionError("the SDK decoded a stream hookwrap had decoded already")
+
+    monkeypatch.setattr(streaming.SSEDecoder, "iter_bytes", refused)
+    monkeypatch.setattr(streaming.SSEDecoder, "aiter_bytes", refused)
+    log: list[str] = []
+    provider = FakeProvider(["hello there", "again"], chunk_size=3)
+    client = getattr(provider, sdk)(async_=is_async)
+    wrapped = hw.wrap(client, use=[*counted(log), *ended(log)])
+
+    def create(target: Any) -> Any:
+        if sdk == "openai":
+            return target.chat.completions.create(model="m", messages=USER, stream=True)
+        return target.messages.create(model="m", max_tokens=9, messages=USER, stream=True)
+
+    def text_of(items: list[Any]) -> str:
+        if sdk == "openai":
+            return "".join(c.choices[0].delta.content or "" for c in items if c.choices)
+        return "".join(e.delta.text for e in items if e.type == "content_block_delta")
+
+    async def read_async(target: Any = wrapped, first: bool = False) -> list[Any]:
+        stream = await create(target)
+        if first:
+            return [await stream.__anext__()]
+        return [item async for item in stream]
+
+    items = asyncio.run(read_async()) if is_async else list(create(wrapped))
+    assert text_of(items) == "HELLO THERE"
+    assert log.count("finish") == 1
+    assert "abort" not in " ".join(log)
+    with pytest.raises(AssertionError, match="decoded already"):  # the check bites
+        if is_async:
+            asyncio.run(read_async(client, first=True))
+        else:
+            next(iter(create(client)))

@@ -104,11 +104,11 @@ _STREAMS: dict[tuple[str, bool], type] = {}
 
 
 def _byte_stream(module: Any, is_async: bool) -> type:
-    """A byte stream class of `module` that encodes events and closes their source.
+    """A byte stream class of `module` over the events hookwrap hands on.
 
-    The SDKs stop reading at a stream's last event and close the response; so before that
-    event is handed over, the source is run to its end, and the call ends as finished
-    (`after_model`, `on_finish`) rather than closed by the consumer.
+    The SDK reads it in one of two ways. Through `Decoded` (see `feed`), it gets the events
+    themselves, already parsed. Otherwise it gets their bytes, e.g. when a raw response is
+    parsed later.
     """
     key = (module.__name__, is_async)
     found = _STREAMS.get(key)
@@ -119,17 +119,14 @@ def _byte_stream(module: Any, is_async: bool) -> type:
         class AsyncEvents(module.AsyncByteStream):  # type: ignore[misc]
             def __init__(self, source: Any, wire: Wire) -> None:
                 self.source = source
-                self.encode = _encoder(wire)
-                self.is_last = wire.is_last
+                self.wire = wire
+
+            def batches(self) -> AsyncIterator[Sequence[Event]]:
+                return _abatches(self.source, self.wire)
 
             async def __aiter__(self) -> AsyncIterator[bytes]:
-                encode = self.encode
-                async for item in self.source:
-                    if _last(item, self.is_last):
-                        rest = [encode(more) async for more in self.source]
-                        yield b"".join((encode(item), *rest))
-                        return
-                    yield encode(item)
+                async for batch in self.batches():
+                    yield b"".join(event.encode() for event in batch)
 
             async def aclose(self) -> None:
                 await self.source.aclose()
@@ -140,25 +137,18 @@ def _byte_stream(module: Any, is_async: bool) -> type:
         class Events(module.SyncByteStream):  # type: ignore[misc]
             def __init__(self, source: Any, wire: Wire) -> None:
                 self.source = source
-                self.encode = _encoder(wire)
-                self.is_last = wire.is_last
+                self.wire = wire
+
+            def batches(self) -> Iterator[Sequence[Event]]:
+                return _batches(self.source, self.wire)
 
             def __iter__(self) -> Iterator[bytes]:
-                encode = self.encode
-                is_last = self.is_last
-                plain = encode is _encode
-                for item in self.source:
-                    if item.__class__ is Event:
-                        if is_last(item):
-                            yield b"".join((encode(item), *map(encode, self.source)))
-                            return
-                        raw = item.raw  # an event passed on unchanged: its own bytes
-                        yield raw if plain and raw is not None else encode(item)
-                        continue
-                    if _last(item, is_last):
-                        yield b"".join((encode(item), *map(encode, self.source)))
-                        return
-                    yield encode(item)
+                for batch in self.batches():
+                    yield (
+                        batch[0].encode()
+                        if len(batch) == 1
+                        else b"".join(event.encode() for event in batch)
+                    )
 
             def close(self) -> None:
                 self.source.close()
@@ -168,30 +158,101 @@ def _byte_stream(module: Any, is_async: bool) -> type:
     return found
 
 
-def _last(item: Event | list[Event], is_last: Callable[[Event], bool]) -> bool:
-    if isinstance(item, list):
-        return bool(item) and is_last(item[-1])
-    return is_last(item)
+def _batches(source: Iterator[Event | list[Event]], wire: Wire) -> Iterator[Sequence[Event]]:
+    """The events to send on, as they come from the source (a changed chunk may stand for
+    several). The SDKs stop reading at a stream's last event and close the response; so
+    before that event is handed over, the source is run to its end, and the call ends as
+    finished (`after_model`, `on_finish`) rather than closed by the consumer."""
+    is_last = wire.is_last
+    restated = _restater(wire)
+    for item in source:
+        batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
+        if batch and is_last(batch[-1]):
+            batch = [*batch, *(event for more in source for event in _each(more))]
+        yield batch if restated is None else [restated(event) for event in batch]
 
 
-def _encode(item: Event | list[Event]) -> bytes:
-    if isinstance(item, list):
-        return b"".join(event.encode() for event in item)
-    return item.encode()
+async def _abatches(
+    source: AsyncIterator[Event | list[Event]], wire: Wire
+) -> AsyncIterator[Sequence[Event]]:
+    is_last = wire.is_last
+    restated = _restater(wire)
+    async for item in source:
+        batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
+        if batch and is_last(batch[-1]):
+            batch = [*batch, *[event async for more in source for event in _each(more)]]
+        yield batch if restated is None else [restated(event) for event in batch]
 
 
-def _encoder(wire: Wire) -> Callable[[Event | list[Event]], bytes]:
-    """How one stream's events become bytes; a restating wire sees each one first."""
+def _each(item: Event | list[Event]) -> Sequence[Event]:
+    return (item,) if isinstance(item, Event) else item
+
+
+def _restater(wire: Wire) -> Callable[[Event], Event] | None:
+    """How one stream's events are restated before they go on (None: as they are)."""
     if not wire.restates:
-        return _encode
+        return None
     delivered: dict[Any, Any] = {}
     restate = wire.restate
+    return lambda event: restate(event, delivered)
 
-    def encode(item: Event | list[Event]) -> bytes:
-        events = item if isinstance(item, list) else [item]
-        return b"".join(restate(event, delivered).encode() for event in events)
 
-    return encode
+class Decoded:
+    """An event as the SDKs' SSE decoders hand it to their streams (`ServerSentEvent`'s
+    face): read and parsed by hookwrap already, so the SDK does neither again."""
+
+    __slots__ = ("_value", "data", "event")
+    id: str | None = None
+    retry: int | None = None
+
+    def __init__(self, event: Event) -> None:
+        self.event = event.event
+        self.data = event.payload()
+        self._value = event.data
+
+    def json(self) -> Any:
+        value = self._value
+        return json.loads(self.data) if value is None or isinstance(value, str) else value
+
+    def __repr__(self) -> str:
+        return f"Decoded(event={self.event!r}, data={self.data!r})"
+
+
+class _Feed:
+    """An SDK stream's SSE decoder that takes the events from hookwrap's byte stream
+    instead of decoding the bytes it is given (which stay unread)."""
+
+    __slots__ = ("events",)
+
+    def __init__(self, events: Any) -> None:
+        self.events = events
+
+    def iter_bytes(self, iterator: Iterator[bytes]) -> Iterator[Decoded]:
+        for batch in self.events.batches():
+            for event in batch:
+                yield Decoded(event)
+
+    async def aiter_bytes(self, iterator: AsyncIterator[bytes]) -> AsyncIterator[Decoded]:
+        async for batch in self.events.batches():
+            for event in batch:
+                yield Decoded(event)
+
+
+def feed(result: Any, http: Any) -> Any:
+    """Let an SDK stream made over `http` take its events without decoding them again; any
+    other result (a raw response, parsed later) reads the bytes as usual."""
+    events = http.stream
+    if (
+        hasattr(events, "batches")
+        and getattr(result, "response", None) is http
+        and getattr(result, "_decoder", None) is not None
+    ):
+        result._decoder = _Feed(events)
+    return result
+
+
+async def _afeed(parsing: Any, http: Any) -> Any:
+    return feed(await parsing, http)
 
 
 _DROPPED_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
@@ -393,14 +454,18 @@ class ApiClientAdapter(Adapter):
         if ex.capture:
             return http
         process = _original_process(ex.client)
-        return process(
+        stream = call.kwargs["stream"]
+        result = process(
             ex.client,
             cast_to=call.args[0],
             options=call.args[1],
             response=http,
-            stream=call.kwargs["stream"],
+            stream=stream,
             stream_cls=call.kwargs["stream_cls"],
         )
+        if not stream:
+            return result
+        return _afeed(result, http) if self.is_async else feed(result, http)
 
 
 def _unsent_request(module: Any, client: Any, options: Any) -> Any:

@@ -336,7 +336,8 @@ def _text_delta(data: Any) -> bool:
     """Whether a chat event is nothing but a text delta of the first choice (dicts only)."""
     if type(data) is not dict:
         return False
-    event = cast("dict[str, Any]", data)
+    # annotations, not `cast` (a call): this runs for every event
+    event: dict[str, Any] = data  # pyright: ignore[reportUnknownVariableType]
     if "error" in event or event.get("usage") is not None:
         return False
     choices: Any = event.get("choices")
@@ -346,13 +347,13 @@ def _text_delta(data: Any) -> bool:
     choice: Any = items[0]
     if type(choice) is not dict:
         return False
-    first = cast("dict[str, Any]", choice)
+    first: dict[str, Any] = choice  # pyright: ignore[reportUnknownVariableType]
     delta: Any = first.get("delta")
     if first.get("index", 0) != 0 or first.get("finish_reason") is not None:
         return False
     if type(delta) is not dict:
         return False
-    found = cast("dict[str, Any]", delta)
+    found: dict[str, Any] = delta  # pyright: ignore[reportUnknownVariableType]
     text: Any = found.get("content")
     return bool(text) and type(text) is str and not found.get("tool_calls")
 

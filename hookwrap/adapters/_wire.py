@@ -20,15 +20,23 @@ class Event:
     """One stream event: its SSE `event:` name (or None), its JSON `data`, and the bytes it
     arrived as (None for an event hookwrap built), so an unchanged event is passed on as is.
 
-    `data` is a dict, or a str for non-JSON payloads such as OpenAI's `[DONE]`.
+    `data` is a dict, or a str for non-JSON payloads such as OpenAI's `[DONE]`; `text` is
+    the payload as it arrived (None for an event hookwrap built).
     """
 
-    __slots__ = ("data", "event", "raw")
+    __slots__ = ("data", "event", "raw", "text")
 
-    def __init__(self, event: str | None, data: Any, raw: bytes | None = None) -> None:
+    def __init__(
+        self, event: str | None, data: Any, raw: bytes | None = None, text: str | None = None
+    ) -> None:
         self.event = event
         self.data = data
         self.raw = raw
+        self.text = text
+
+    def payload(self) -> str:
+        """The `data:` text of the event, as it arrived or as it would be sent."""
+        return self.text if self.text is not None else _text_of(self.data)
 
     def encode(self) -> bytes:
         if self.raw is not None:
@@ -46,8 +54,12 @@ class Event:
         return f"Event({self.event!r}, {self.data!r})"
 
 
+def _text_of(data: Any) -> str:
+    return data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+
+
 def encode_sse(event: str | None, data: Any) -> bytes:
-    payload = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    payload = _text_of(data)
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {payload}\n\n".encode()
 
@@ -142,12 +154,15 @@ def _block(block: bytes, raw: bytes | None = None) -> Event | None:
     text = block.decode()
     if "\n" not in text:  # a single line, usually `data: {...}`
         if text[:6] == "data: ":
-            return Event(None, _payload(text[6:]), raw if raw is not None else block + b"\n\n")
+            payload = text[6:]
+            raw = raw if raw is not None else block + b"\n\n"
+            return Event(None, _payload(payload), raw, payload)
     elif text.startswith("event: ") and text.count("\n") == 1:
         name, _, line = text.partition("\n")
         if line[:6] == "data: ":
-            value = _payload(line[6:])
-            return Event(name[7:], value, raw if raw is not None else block + b"\n\n")
+            payload = line[6:]
+            raw = raw if raw is not None else block + b"\n\n"
+            return Event(name[7:], _payload(payload), raw, payload)
     event: str | None = None
     data: list[str] = []
     for line in text.split("\n"):
@@ -162,7 +177,8 @@ def _block(block: bytes, raw: bytes | None = None) -> Event | None:
             event = value
     if not data and event is None:
         return None
-    return Event(event, _payload("\n".join(data)), block.lstrip(b"\n") + b"\n\n")
+    payload = "\n".join(data)
+    return Event(event, _payload(payload), block.lstrip(b"\n") + b"\n\n", payload)
 
 
 class Wire:
