@@ -347,3 +347,4 @@ new_full_message = maker(Message, "role", "content", "tool_calls", "tool_call_id
 new_request = maker(ModelRequest, "messages", "tools", "model", "options", "stream", "raw")
 new_response = maker(ModelResponse, "message", "usage", "finish_reason", "model", "raw")
 new_chunk = maker(Chunk, "kind", "text", "raw")
+new_usage = maker(Usage, "input_tokens", "output_tokens", "total_tokens")

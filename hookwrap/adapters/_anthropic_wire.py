@@ -25,6 +25,7 @@ from .._types import (
     ToolSpec,
     Usage,
     new_chunk,
+    new_usage,
 )
 from ._wire import Event, Wire
 
@@ -440,7 +441,8 @@ def _usage(value: Any) -> Usage | None:
         return None
     # cache_creation/cache_read input tokens are left out, as the neutral Usage has no room
     inp, out = _int(u.get("input_tokens")), _int(u.get("output_tokens"))
-    return Usage(inp, out, inp + out)
+    made: Usage = new_usage(inp, out, inp + out)
+    return made
 
 
 def _index(chunk: Chunk, template: Event | None) -> int:

@@ -50,6 +50,7 @@ from .._types import (
     new_message,
     new_request,
     new_response,
+    new_usage,
 )
 from ._wire import Event, Wire
 
@@ -222,7 +223,8 @@ def _usage(data: Any) -> Usage | None:
     out = int(_get(meta, "candidatesTokenCount", "candidates_token_count") or 0)
     out += int(_get(meta, "thoughtsTokenCount", "thoughts_token_count") or 0)
     total = _get(meta, "totalTokenCount", "total_token_count")
-    return Usage(inp, out, inp + out if total is None else int(total))
+    made: Usage = new_usage(inp, out, inp + out if total is None else int(total))
+    return made
 
 
 def _usage_dict(usage: Usage) -> dict[str, int]:
@@ -423,6 +425,26 @@ def _with_candidate(data: Mapping[str, Any], candidate: Mapping[str, Any]) -> di
     return {**data, "candidates": [candidate, *candidates[1:]]}
 
 
+def _only_text(data: Any) -> str | None:
+    """The text of a streamed object whose one candidate has one part, a plain text part
+    (checked with exact types: this runs for every object); else None."""
+    if data.__class__ is not dict:
+        return None
+    candidates: Any = data.get("candidates")
+    if candidates.__class__ is not list or len(candidates) != 1:
+        return None
+    candidate: Any = candidates[0]
+    content: Any = candidate.get("content") if candidate.__class__ is dict else None
+    parts: Any = content.get("parts") if content.__class__ is dict else None
+    if parts.__class__ is not list or len(parts) != 1:
+        return None
+    part: Any = parts[0]
+    if part.__class__ is not dict or len(part) != 1:
+        return None
+    text: Any = part.get("text")
+    return text if text.__class__ is str else None
+
+
 def _first_kind(part: Mapping[str, Any]) -> str:
     if _function_call(part) is not None:
         return "tool_call_start"
@@ -600,6 +622,17 @@ class GeminiWire(Wire):
     # -- streams ----------------------------------------------------------------------------
 
     def chunk(self, event: Event) -> Chunk:
+        text = _only_text(event.data)
+        if text is not None:  # the usual object: one candidate with one text part
+            data: Mapping[str, Any] = event.data
+            candidate: Mapping[str, Any] = data["candidates"][0]
+            usage = _usage(_get(data, "usageMetadata", "usage_metadata"))
+            finish = _get(candidate, "finishReason", "finish_reason")
+            made: Chunk = _chunk("text", text, None, None, usage, finish, event)
+            return made
+        return self._chunk(event)
+
+    def _chunk(self, event: Event) -> Chunk:
         data = _map(event.data)
         candidate = _candidate(data)
         parts = _list(_map(candidate.get("content")).get("parts"))

@@ -33,6 +33,7 @@ from .._types import (
     new_message,
     new_request,
     new_response,
+    new_usage,
 )
 from ._wire import Event, Wire
 
@@ -104,7 +105,8 @@ def _usage_in(data: Mapping[str, Any], inp: str, out: str) -> Usage | None:
     if usage is None:
         return None
     i, o = _int(usage.get(inp)), _int(usage.get(out))
-    return Usage(i, o, _int(usage.get("total_tokens")) or i + o)
+    made: Usage = new_usage(i, o, _int(usage.get("total_tokens")) or i + o)
+    return made
 
 
 def _usage_out(usage: Usage, old: Any, inp: str, out: str, base: Mapping[str, Any]) -> _J:
