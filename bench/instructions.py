@@ -18,6 +18,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
+VALGRIND = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
 CHILD = """
 import gc, sys
 from bench.sdk import clients
@@ -38,8 +39,7 @@ for _ in range(int(sys.argv[2])):
 
 def instructions(name: str, calls: int) -> int:
     done = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-        + [sys.executable, "-c", CHILD, name, str(calls)],
+        [*VALGRIND, sys.executable, "-c", CHILD, name, str(calls)],
         capture_output=True,
         text=True,
         check=True,
@@ -62,7 +62,7 @@ def main() -> None:
     names = [n for n in clients() if "hand-written" not in n and (opts.only or "") in n]
     runs = [(name, calls) for name in names for calls in (0, opts.calls)]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        counts = dict(zip(runs, pool.map(lambda run: instructions(*run), runs)))
+        counts = dict(zip(runs, pool.map(lambda run: instructions(*run), runs), strict=True))
     per_call = {name: (counts[name, opts.calls] - counts[name, 0]) / opts.calls for name in names}
     print(f"{'SDK call (canned HTTP transport)':<52} {'instructions':>13} {'vs SDK':>8}")
     for name in names:
