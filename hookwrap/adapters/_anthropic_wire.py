@@ -25,6 +25,10 @@ from .._types import (
     ToolSpec,
     Usage,
     new_chunk,
+    new_full_message,
+    new_message,
+    new_request,
+    new_response,
     new_usage,
 )
 from ._wire import Event, Wire
@@ -39,9 +43,11 @@ _ROLES = frozenset({"user", "assistant", "system"})
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    if value.__class__ is dict:  # what JSON gives: no ABC check
-        return cast("Mapping[str, Any]", value)
-    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
+    # what JSON gives, a dict, needs no ABC check; annotations rather than `cast` (a call)
+    if value.__class__ is dict or isinstance(value, Mapping):
+        found: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return found
+    return {}
 
 
 def _seq(value: Any) -> list[Any]:
@@ -54,8 +60,16 @@ def _given(value: Any) -> bool:
     return type(value).__name__ not in ("Omit", "NotGiven")
 
 
+# values that are never a placeholder, told apart without a call (the usual options)
+_PLAIN_TYPES = frozenset({str, int, float, bool, dict, list, type(None)})
+
+
 def _options(body: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in body.items() if k not in _MODELED and _given(v)}
+    return {
+        k: v
+        for k, v in body.items()
+        if k not in _MODELED and (v.__class__ in _PLAIN_TYPES or _given(v))
+    }
 
 
 def _int(value: Any) -> int:
@@ -251,7 +265,7 @@ def _units(body: Mapping[str, Any]) -> list[_Unit]:
             )
         content = m.get("content")
         if content is None or isinstance(content, str):
-            units.append(_Unit(Message(role, content or ""), k, item, content, None))
+            units.append(_Unit(new_message(role, content or ""), k, item, content, None))
             continue
         blocks = _seq(content)
         if role == "assistant":
@@ -505,13 +519,15 @@ class MessagesWire(Wire):
 
     def request(self, body: Mapping[str, Any]) -> ModelRequest:
         model = body.get("model")
-        return ModelRequest(
+        made: ModelRequest = new_request(
             tuple(u.message for u in _units(body)),
             tuple(_spec(t) for t in _seq(body.get("tools")) if _is_custom(t)),
             model if isinstance(model, str) else None,
             _options(body),
             bool(body.get("stream", False)),
+            None,
         )
+        return made
 
     def write_request(self, request: ModelRequest, body: Mapping[str, Any]) -> dict[str, Any]:
         """Options hookwrap models (`system`, …) are ignored in `request.options`; a None
@@ -548,15 +564,17 @@ class MessagesWire(Wire):
         text = "".join(
             str(_map(b).get("text", "")) for b in blocks if _map(b).get("type") == "text"
         )
-        calls = [_call(b) for b in blocks if _map(b).get("type") == "tool_use"]
+        calls = tuple(_call(b) for b in blocks if _map(b).get("type") == "tool_use")
         model = data.get("model")
-        return ModelResponse(
-            Message("assistant", text, calls),
+        message = new_full_message("assistant", text, calls, None, None)
+        made: ModelResponse = new_response(
+            message,
             _usage(data.get("usage")),
             data.get("stop_reason"),
             model if isinstance(model, str) else None,
             data,
         )
+        return made
 
     def write_response(
         self, response: ModelResponse, data: Mapping[str, Any] | None

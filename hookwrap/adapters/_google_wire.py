@@ -68,9 +68,11 @@ _PART_EXTRAS = frozenset({"thought", "thoughtSignature", "thought_signature", "p
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    if value.__class__ is dict:  # what JSON gives: no ABC check
-        return cast("Mapping[str, Any]", value)
-    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else {}
+    # what JSON gives, a dict, needs no ABC check; annotations rather than `cast` (a call)
+    if value.__class__ is dict or isinstance(value, Mapping):
+        found: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return found
+    return {}
 
 
 def _list(value: Any) -> list[Any]:
