@@ -737,23 +737,46 @@ def test_chunk_conservation(pieces: list[str], ops: list[Op]) -> None:
         assert all(type(item) is str for item in got)
 
 
-def test_a_stream_a_failing_wrap_hook_never_pulled_is_closed_at_once() -> None:
-    closed: list[str] = []
+class Connection:
+    """A stream object of its own (as an SDK returns), not a generator; it notes each
+    close in `log`."""
 
-    class Connection:
-        """A stream object of its own (as an SDK returns), not a generator."""
+    def __init__(self, log: Log) -> None:
+        self.log = log
 
-        def __iter__(self) -> Connection:
-            return self
+    def __iter__(self) -> Connection:
+        return self
 
-        def __next__(self) -> str:
-            return "x"
+    def __next__(self) -> str:
+        return "x"
 
-        def close(self) -> None:
-            closed.append("closed")
+    def close(self) -> None:
+        self.log.append("closed")
+
+    def __aiter__(self) -> Connection:
+        return self
+
+    async def __anext__(self) -> str:
+        return "x"
+
+    async def aclose(self) -> None:
+        self.log.append("closed")
+
+
+def connection_target(log: Log, is_async: bool = False) -> Callable[..., Any]:
+    """A model function answering with a new `Connection`, sync or async."""
 
     def target(prompt: str) -> Connection:
-        return Connection()
+        return Connection(log)
+
+    async def atarget(prompt: str) -> Connection:
+        return Connection(log)
+
+    return atarget if is_async else target
+
+
+def test_a_stream_a_failing_wrap_hook_never_pulled_is_closed_at_once() -> None:
+    log: Log = []
 
     @hw.wrap_model
     def fails(request: hw.ModelRequest, call_next: Any) -> Any:
@@ -761,30 +784,16 @@ def test_a_stream_a_failing_wrap_hook_never_pulled_is_closed_at_once() -> None:
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="boom"):
-        hw.model(target, use=[fails])("hi")
-    assert closed == ["closed"]  # not left for the garbage collector
+        hw.model(connection_target(log), use=[fails])("hi")
+    assert log == ["closed"]  # not left for the garbage collector
 
 
 @pytest.mark.parametrize("pulled", [0, 1], ids=["never pulled", "pulled once"])
 def test_a_stream_dropped_is_closed_at_once_not_by_the_garbage_collector(pulled: int) -> None:
     log: Log = []
-
-    class Connection:
-        def __iter__(self) -> Connection:
-            return self
-
-        def __next__(self) -> str:
-            return "x"
-
-        def close(self) -> None:
-            log.append("closed")
-
-    def target(prompt: str) -> Connection:
-        return Connection()
-
     gc.disable()
     try:
-        stream = hw.model(target, use=terminal_hooks(log))("hi")
+        stream = hw.model(connection_target(log), use=terminal_hooks(log))("hi")
         for _ in range(pulled):
             next(stream)
         del stream
@@ -792,3 +801,26 @@ def test_a_stream_dropped_is_closed_at_once_not_by_the_garbage_collector(pulled:
         assert log[-1] == f"on_abort {CLOSED}"
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_stream_the_adapter_fails_to_hand_over_is_closed_and_the_run_ends_once(
+    is_async: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hookwrap.adapters.function import FunctionAdapter
+
+    boom = RuntimeError("cannot hand over")
+
+    def refuse(self: Any, stream: Any, call: Any) -> Any:
+        raise boom
+
+    monkeypatch.setattr(FunctionAdapter, "stream_result", refuse)
+    log: Log = []
+    wrapped = hw.model(connection_target(log, is_async), use=terminal_hooks(log))
+    with pytest.raises(RuntimeError) as raised:
+        result = wrapped("hi")
+        if is_async:
+            asyncio.run(result)
+    assert raised.value is boom
+    assert set(log[:-1]) == {"closed"}
+    assert log[-1] == f"on_error {boom!r}"
