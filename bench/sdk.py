@@ -9,9 +9,9 @@ agree). `python -m bench` prints the same table at its end.
 
 How it stays steady on a busy machine: each variant is timed in short blocks of calls,
 the variants of one SDK call interleaved block by block, and each keeps its fastest block
-(noise only ever adds time). Each block starts from a collected heap, so no variant pays
-for another one's garbage, and runs with the garbage collector on, as programs do: a
-variant that leaves reference cycles pays for the collections they cause.
+(noise only ever adds time). Each block starts with the young garbage collected, so no
+variant pays for another one's garbage, and runs with the garbage collector on, as
+programs do: a variant that leaves reference cycles pays for the collections they cause.
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ def timer(call: Callable[[], Any], streamed: bool, n: int) -> Callable[[], float
     n = min(n, ROUND)
 
     def block(k: int) -> float:
-        gc.collect()  # what the previous block left, another variant's perhaps
+        gc.collect(1)  # the young garbage the previous block left, another variant's perhaps
         start = time.perf_counter()
         if streamed:
             for _ in range(k):
