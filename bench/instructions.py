@@ -1,10 +1,14 @@
-"""SDK overhead in CPU instructions, counted by valgrind's callgrind: the same figure on every
-run, however busy the machine (wall-clock figures of `python -m bench.sdk` move by several
-per cent from run to run on a shared machine, more than the overhead being measured).
+"""SDK overhead in CPU instructions, counted by valgrind's callgrind. Wall-clock figures of
+`python -m bench.sdk` move by several per cent from run to run on a shared machine, more
+than the overhead being measured; instruction counts do not depend on how busy the
+machine is. They still differ between runs of the same code (the google-genai SDK's own
+count has moved by up to 15% between runs), so compare figures from one run only, and
+repeat a run before trusting a small difference. The children run with a fixed hash seed.
 
-Run: `python -m bench.instructions` (needs `valgrind`; a few minutes). Each variant of
-`bench.sdk` runs in its own process under callgrind twice, with `--calls` calls and with
-none, and the difference divided by `--calls` is its cost per call. The collector is off
+Run: `python -m bench.instructions` (needs `valgrind`; slow: over ten minutes per SDK, so
+`--only google` picks one). Each variant of `bench.sdk` runs in its own process under
+callgrind twice, with `--calls` calls and with none, and the difference divided by
+`--calls` is its cost per call. The collector is off
 while calls are counted: a collection costs in proportion to the whole heap and would land
 in one count and not the other (that a hooked call leaves no garbage cycles is a test).
 """
@@ -12,6 +16,7 @@ in one count and not the other (that a hooked call leaves no garbage cycles is a
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -43,6 +48,7 @@ def instructions(name: str, calls: int) -> int:
         capture_output=True,
         text=True,
         check=True,
+        env={**os.environ, "PYTHONHASHSEED": "0"},
     )
     found = re.search(r"Collected : (\d+)", done.stderr)
     if found is None:
