@@ -155,9 +155,9 @@ class _Shared:
     __slots__ = ("chain", "is_async", "lifecycle")
 
     def __init__(self, chain: Chain, is_async: bool) -> None:
-        self.chain = chain
+        self.chain = chain.shaped(is_async)
         self.is_async = is_async
-        self.lifecycle = chain.any(RUN_KINDS)
+        self.lifecycle = self.chain.any(RUN_KINDS)
 
     def _open(self, parent: RunContext[Any] | None, phase: Any) -> RunContext[Any]:
         if parent is None:
@@ -196,6 +196,7 @@ class ModelEngine(_Shared):
 
     def __init__(self, adapter: Adapter, chain: Chain, is_async: bool, what: str) -> None:
         super().__init__(chain, is_async)
+        chain = self.chain
         check_shape(chain, MODEL_KINDS, is_async, what)
         self.adapter = adapter
         self.before = chain["before_model"]
@@ -683,6 +684,7 @@ class ToolEngine(_Shared):
 
     def __init__(self, binding: Any, chain: Chain, is_async: bool, name: str) -> None:
         super().__init__(chain, is_async)
+        chain = self.chain
         check_shape(chain, TOOL_KINDS, is_async, f"tool {name!r}")
         self.binding = binding
         self.name = name

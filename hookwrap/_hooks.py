@@ -188,6 +188,22 @@ def _mark(kind: str, fn: F, priority: int | None, name: str | None, fail_open: b
     return fn
 
 
+def async_twin(twin: Callable[..., Any]) -> Callable[[F], F]:
+    """Give a sync `call_next` hook the `async def` that stands in for it in async calls.
+
+    For hookwrap's own middleware, which wants real `await`s (timeouts, backoff) in async
+    calls and plain calls in sync ones, and serves both shapes from one object.
+    """
+    if not inspect.iscoroutinefunction(twin):
+        raise TypeError(f"async_twin: {describe(twin)} must be an `async def`")
+
+    def mark(fn: F) -> F:
+        fn.__hookwrap_async__ = twin  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
 def _decorator(kind: str) -> Any:
     @overload
     def deco(fn: F, /) -> F: ...

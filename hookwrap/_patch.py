@@ -38,7 +38,7 @@ def patch(sdk: str, /, *, use: Any = ()) -> None:
     name, adapter = _adapter(sdk)
     chain = Chain(flatten(use))
     for hook in chain.hooks:
-        if hook.spec.form == "call_next":
+        if hook.spec.form == "call_next" and hook.async_twin() is None:
             raise TypeError(
                 f"hw.patch({sdk!r}): {hook.label} takes call_next, which ties it to sync or "
                 "async calls; a patched SDK serves both, so write it in the generator form:\n"

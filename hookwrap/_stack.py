@@ -9,6 +9,8 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, cast
 
+import attrs
+
 from ._errors import Aborted, Interrupt
 from ._hooks import KINDS, HookSpec, describe
 
@@ -68,6 +70,23 @@ class Hook:
             self.origin,
             continue_on_error,
             continue_on_response,
+        )
+
+    def async_twin(self) -> Hook | None:
+        """This hook as its `async def` twin (see `_hooks.async_twin`), if it has one."""
+        fn = getattr(self.target, "__func__", self.target)
+        twin = getattr(fn, "__hookwrap_async__", None)
+        if twin is None or self.spec.form != "call_next" or self.spec.is_async:
+            return None
+        owner = getattr(self.target, "__self__", None)
+        bound = twin if owner is None else twin.__get__(owner)
+        return Hook(
+            bound,
+            attrs.evolve(self.spec, is_async=True),
+            self.priority,
+            self.origin,
+            self.continue_on_error,
+            self.continue_on_response,
         )
 
     @property
@@ -294,6 +313,16 @@ class Chain:
 
     def __getitem__(self, kind: str) -> tuple[Hook, ...]:
         return self.stages[kind]
+
+    def shaped(self, is_async: bool) -> Chain:
+        """The chain for one call shape: in async calls, hooks with an `async def` twin
+        run as that twin (decided when a target is wrapped, never per call)."""
+        if not is_async:
+            return self
+        twins = [hook.async_twin() for hook in self.hooks]
+        if not any(twins):
+            return self
+        return Chain(twin or hook for twin, hook in zip(twins, self.hooks, strict=True))
 
     def any(self, kinds: Iterable[str]) -> bool:
         return any(self.stages[k] for k in kinds)

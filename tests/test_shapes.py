@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import hookwrap as hw
+from hookwrap._hooks import async_twin
 
 Log = list[str]
 OnCall = Callable[[str], None]
@@ -320,6 +321,40 @@ def test_async_call_next_hook_on_sync_target_is_a_wrap_time_type_error(shape: st
     message = str(excinfo.value)
     assert "async_passthrough" in message
     assert "generator form" in message
+
+
+class Twinned(hw.Middleware):
+    """A `call_next` hook with an `async def` twin, as hookwrap's own middleware write
+    them: one object serving sync and async targets."""
+
+    def __init__(self, log: Log) -> None:
+        self.log = log
+
+    async def _awrap(self, request: hw.ModelRequest, call_next: Any) -> Any:
+        self.log.append("async twin")
+        return await call_next(request)
+
+    @hw.wrap_model
+    @async_twin(_awrap)
+    def wrap(self, request: hw.ModelRequest, call_next: Any) -> Any:
+        self.log.append("sync")
+        return call_next(request)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_call_next_hook_with_an_async_twin_serves_both_shapes(shape: str) -> None:
+    log: Log = []
+    hooked = hw.model(target(shape, recorder([])), use=[Twinned(log)])
+    assert drive(shape, hooked) == ANSWER
+    assert log == (["async twin"] if shape in ASYNC else ["sync"])
+
+
+def test_an_async_twin_must_be_an_async_def() -> None:
+    def not_async(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next(request)
+
+    with pytest.raises(TypeError, match=r"not_async.*must be an `async def`"):
+        async_twin(not_async)
 
 
 def async_hook(kind: str) -> Callable[..., Any]:
