@@ -32,6 +32,7 @@ WHOLE_PAGES = [
     "hooks/on-usage.md",
     "hooks/wrap-tool.md",
     "index.md",
+    "middleware/retry.md",
 ]
 
 

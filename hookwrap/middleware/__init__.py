@@ -2,4 +2,8 @@
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from ._retry import Retry
+
+__all__ = [
+    "Retry",
+]

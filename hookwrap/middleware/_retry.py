@@ -1,0 +1,303 @@
+"""`Retry`: calls again after a transient failure, waiting longer each time."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import random
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from typing import Any, cast
+
+from .._errors import Aborted, Interrupt, add_note
+from .._hooks import Middleware, async_twin, wrap_model, wrap_tool
+from .._types import ModelRequest, ToolCall
+
+__all__ = ["Retry", "is_transient"]
+
+log = logging.getLogger("hookwrap")
+
+RetryOn = type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]
+
+# Names of the SDKs' connection and timeout errors (openai, anthropic), matched by name so
+# that no SDK is imported; httpx's own transport errors reach callers of plain functions.
+_TRANSIENT_NAMES = frozenset(
+    {"APIConnectionError", "APITimeoutError", "TransportError", "TimeoutException"}
+)
+_SDK_MODULES = ("openai", "anthropic", "google.genai", "httpx", "httpx2")
+
+
+def _status(exc: BaseException) -> int | None:
+    """The HTTP status an error reports: `status_code` (openai, anthropic, and anyone's
+    own), or `code` on google-genai's `APIError`."""
+    status = getattr(exc, "status_code", None)
+    if status is None and type(exc).__module__.startswith("google.genai"):
+        status = getattr(exc, "code", None)
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """`Retry`'s default `retry_on`: connection errors and timeouts (Python's, httpx's and the
+    SDKs'), and HTTP 429 and 5xx answers of the SDKs (or any error with such a
+    `status_code`)."""
+    if isinstance(exc, (ConnectionError, TimeoutError)):
+        return True
+    status = _status(exc)
+    if status is not None:
+        return status == 429 or 500 <= status < 600
+    return any(
+        klass.__name__ in _TRANSIENT_NAMES and klass.__module__.startswith(_SDK_MODULES)
+        for klass in type(exc).__mro__
+    )
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """The wait, in seconds, an error's HTTP response asks for (`retry-after-ms` or
+    `Retry-After` in seconds or as an HTTP date), or None."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if not isinstance(headers, Mapping):
+        return None
+    found: Mapping[str, Any] = headers  # pyright: ignore[reportUnknownVariableType]
+    millis = found.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return float(millis) / 1000
+        except ValueError:
+            pass
+    value = found.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(str(value))
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _seconds(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise TypeError(f"Retry({name}=...) must be a number of seconds >= 0 (got {value!r})")
+    return float(value)
+
+
+def _retry_on(value: object) -> Callable[[BaseException], bool]:
+    if value is None:
+        return is_transient
+    items: tuple[object, ...] = ()
+    if isinstance(value, type):
+        items = (value,)
+    elif isinstance(value, (tuple, list)):
+        items = tuple(cast("Sequence[object]", value))
+    elif callable(value):
+        return cast("Callable[[BaseException], bool]", value)
+    if not items or not all(isinstance(k, type) and issubclass(k, BaseException) for k in items):
+        raise TypeError(
+            "Retry(retry_on=...) must be an exception type, a tuple of them, or a predicate "
+            f"taking the exception (got {value!r})"
+        )
+    kinds = cast("tuple[type[BaseException], ...]", items)
+    return lambda exc: isinstance(exc, kinds)
+
+
+class Retry(Middleware):
+    """Call the model (and, with `tools=True`, each tool) again after a transient failure.
+
+    The wait before retry `n` (from 0) is up to ``min(max_delay, initial_delay * backoff**n)``,
+    drawn uniformly from zero to that cap when `jitter` is on ("full jitter"). A wait the
+    error's HTTP response asks for (``Retry-After``, ``retry-after-ms``) is used instead
+    when it is no longer than `max_delay`. A stream is retried only while no chunk has
+    reached the caller: Retry reads the first chunk itself before handing the stream on.
+    When every attempt failed, the last error propagates, with a note saying so.
+    """
+
+    name = "Retry"
+
+    def __init__(
+        self,
+        *,
+        max_retries: int = 3,
+        initial_delay: float = 1.0,
+        max_delay: float = 60.0,
+        backoff: float = 2.0,
+        jitter: bool = True,
+        retry_on: RetryOn | None = None,
+        tools: bool = False,
+    ) -> None:
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise TypeError(f"Retry(max_retries=...) must be an int >= 0 (got {max_retries!r})")
+        for flag, value in (("jitter", jitter), ("tools", tools)):
+            if not isinstance(value, bool):
+                raise TypeError(f"Retry({flag}=...) must be True or False (got {value!r})")
+        self.max_retries = max_retries
+        self.initial_delay = _seconds("initial_delay", initial_delay)
+        self.max_delay = _seconds("max_delay", max_delay)
+        self.backoff = _seconds("backoff", backoff)
+        if self.backoff < 1:
+            raise ValueError(f"Retry(backoff=...) must be >= 1 (got {backoff!r})")
+        self.jitter = jitter
+        self.retry_on: Callable[[BaseException], bool] = _retry_on(retry_on)
+        self.retry_tools = tools  # `tools` is what a Middleware provides to an agent
+
+    def __repr__(self) -> str:
+        return (
+            f"Retry(max_retries={self.max_retries}, initial_delay={self.initial_delay}, "
+            f"max_delay={self.max_delay}, backoff={self.backoff}, jitter={self.jitter}, "
+            f"tools={self.retry_tools})"
+        )
+
+    def delay(self, retry: int, error: BaseException) -> float:
+        """Seconds to wait before retry number `retry` (0 for the first) after `error`."""
+        asked = retry_after(error)
+        if asked is not None and asked <= self.max_delay:
+            return asked
+        cap = min(self.max_delay, self.initial_delay * self.backoff**retry)
+        return random.uniform(0, cap) if self.jitter else cap
+
+    def _should_retry(self, retry: int, error: BaseException) -> bool:
+        if retry >= self.max_retries or isinstance(error, (Aborted, Interrupt)):
+            return False
+        if not isinstance(error, Exception):  # KeyboardInterrupt, cancellation, exits
+            return False
+        return bool(self.retry_on(error))
+
+    def _wait(self, retry: int, error: BaseException, what: str) -> float:
+        wait = self.delay(retry, error)
+        log.warning(
+            "Retry: %s failed (%s: %s); retry %d of %d in %.2fs",
+            what,
+            type(error).__name__,
+            error,
+            retry + 1,
+            self.max_retries,
+            wait,
+        )
+        return wait
+
+    def _gave_up(self, error: BaseException, retries: int) -> None:
+        if retries:
+            add_note(error, f"Retry gave up after {retries} retr{'y' if retries == 1 else 'ies'}")
+
+    # -- model calls --------------------------------------------------------------------------
+
+    async def _amodel(self, request: ModelRequest, call_next: Any) -> Any:
+        retry = 0
+        while True:
+            try:
+                response = await call_next(request)
+                if hasattr(response, "__anext__"):
+                    return await _aprimed(response)
+                return response
+            except BaseException as error:
+                if not self._should_retry(retry, error):
+                    self._gave_up(error, retry)
+                    raise
+                await asyncio.sleep(self._wait(retry, error, "model call"))
+            retry += 1
+
+    @wrap_model
+    @async_twin(_amodel)
+    def model(self, request: ModelRequest, call_next: Any) -> Any:
+        retry = 0
+        while True:
+            try:
+                response = call_next(request)
+                if hasattr(response, "__next__"):
+                    return _primed(response)
+                return response
+            except BaseException as error:
+                if not self._should_retry(retry, error):
+                    self._gave_up(error, retry)
+                    raise
+                time.sleep(self._wait(retry, error, "model call"))
+            retry += 1
+
+    # -- tool calls ---------------------------------------------------------------------------
+
+    async def _atool(self, call: ToolCall, call_next: Any) -> Any:
+        retry = 0
+        while True:
+            try:
+                return await call_next(call)
+            except BaseException as error:
+                if not self.retry_tools or not self._should_retry(retry, error):
+                    self._gave_up(error, retry)
+                    raise
+                await asyncio.sleep(self._wait(retry, error, f"tool {call.name!r}"))
+            retry += 1
+
+    @wrap_tool
+    @async_twin(_atool)
+    def tool(self, call: ToolCall, call_next: Any) -> Any:
+        retry = 0
+        while True:
+            try:
+                return call_next(call)
+            except BaseException as error:
+                if not self.retry_tools or not self._should_retry(retry, error):
+                    self._gave_up(error, retry)
+                    raise
+                time.sleep(self._wait(retry, error, f"tool {call.name!r}"))
+            retry += 1
+
+
+_EMPTY: Any = object()
+
+
+def _primed(stream: Iterator[Any]) -> Iterator[Any]:
+    """`stream` with its first chunk read now, so that a failure before any chunk reached
+    the caller is raised here, where it can be retried."""
+    try:
+        first = next(stream)
+    except StopIteration:
+        first = _EMPTY
+    except BaseException:
+        _close(stream)
+        raise
+    return _rest(first, stream)
+
+
+def _rest(first: Any, stream: Iterator[Any]) -> Iterator[Any]:
+    try:
+        if first is not _EMPTY:
+            yield first
+            yield from stream
+    finally:
+        _close(stream)
+
+
+def _close(stream: Any) -> None:
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
+
+
+async def _aprimed(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    try:
+        first = await stream.__anext__()
+    except StopAsyncIteration:
+        first = _EMPTY
+    except BaseException:
+        await _aclose(stream)
+        raise
+    return _arest(first, stream)
+
+
+async def _arest(first: Any, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    try:
+        if first is not _EMPTY:
+            yield first
+            async for chunk in stream:
+                yield chunk
+    finally:
+        await _aclose(stream)
+
+
+async def _aclose(stream: Any) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
