@@ -325,6 +325,8 @@ class ModelEngine(_Shared):
             if respond is None:
                 ctx.phase = "model"
                 response = self.onion(request)
+                if not self.raw_direct and request.stream and response.__class__ is ModelResponse:
+                    response = self._responded(response, request)  # a wrap hook's whole answer
             else:
                 response = self._responded(respond.value, request, by)
             if response.__class__ is not ModelResponse:
@@ -482,6 +484,8 @@ class ModelEngine(_Shared):
             if respond is None:
                 ctx.phase = "model"
                 response = await self.onion(request)
+                if not self.raw_direct and request.stream and response.__class__ is ModelResponse:
+                    response = await self._aresponded(response, request)
             else:
                 response = await self._aresponded(respond.value, request, by)
             if response.__class__ is not ModelResponse:

@@ -182,6 +182,28 @@ def test_generator_form_hook_runs_in_every_shape(shape: str) -> None:
         assert log == expected
 
 
+@pytest.mark.parametrize("shape", ["sync_gen", "async_gen"])
+def test_a_whole_response_from_a_wrap_hook_reaches_a_streaming_caller_as_a_stream(
+    shape: str,
+) -> None:
+    """A wrap hook may answer a streamed call with a whole response (a cache, a fallback):
+    the caller still gets a stream, of the target's own chunk type, with that text."""
+    seen: list[str] = []
+
+    @hw.wrap_model
+    def whole(request: hw.ModelRequest) -> Any:
+        yield request
+        return hw.ModelResponse(hw.Message.assistant("from the hook"))
+
+    @hw.on_chunk
+    def record(chunk: hw.Chunk) -> None:
+        seen.append(chunk.text)
+
+    hooked = hw.model(target(shape, recorder([])), use=[whole, record])
+    assert drive(shape, hooked) == "from the hook"  # `drive` checks every item is a str
+    assert seen == ["from the hook"]
+
+
 @pytest.mark.parametrize("shape", EAGER)
 def test_generator_form_hook_retries_by_yielding_again(shape: str) -> None:
     """The inner exception is thrown in at the `yield`; yielding again calls again."""
