@@ -33,6 +33,7 @@ WHOLE_PAGES = [
     "hooks/wrap-tool.md",
     "index.md",
     "middleware/retry.md",
+    "middleware/fallback.md",
 ]
 
 

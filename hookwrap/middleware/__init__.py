@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from ._calllimit import CallLimit
+from ._debug import Debug
+from ._fallback import Fallback
 from ._retry import Retry
 
 __all__ = [
+    "CallLimit",
+    "Debug",
+    "Fallback",
     "Retry",
 ]

@@ -7,12 +7,13 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from .._errors import Aborted, Interrupt, add_note
 from .._hooks import Middleware, async_twin, wrap_model, wrap_tool
 from .._types import ModelRequest, ToolCall
+from ._streams import aprimed, primed
 
 __all__ = ["Retry", "is_transient"]
 
@@ -190,7 +191,7 @@ class Retry(Middleware):
             try:
                 response = await call_next(request)
                 if hasattr(response, "__anext__"):
-                    return await _aprimed(response)
+                    return await aprimed(response)
                 return response
             except BaseException as error:
                 if not self._should_retry(retry, error):
@@ -207,7 +208,7 @@ class Retry(Middleware):
             try:
                 response = call_next(request)
                 if hasattr(response, "__next__"):
-                    return _primed(response)
+                    return primed(response)
                 return response
             except BaseException as error:
                 if not self._should_retry(retry, error):
@@ -243,61 +244,3 @@ class Retry(Middleware):
                     raise
                 time.sleep(self._wait(retry, error, f"tool {call.name!r}"))
             retry += 1
-
-
-_EMPTY: Any = object()
-
-
-def _primed(stream: Iterator[Any]) -> Iterator[Any]:
-    """`stream` with its first chunk read now, so that a failure before any chunk reached
-    the caller is raised here, where it can be retried."""
-    try:
-        first = next(stream)
-    except StopIteration:
-        first = _EMPTY
-    except BaseException:
-        _close(stream)
-        raise
-    return _rest(first, stream)
-
-
-def _rest(first: Any, stream: Iterator[Any]) -> Iterator[Any]:
-    try:
-        if first is not _EMPTY:
-            yield first
-            yield from stream
-    finally:
-        _close(stream)
-
-
-def _close(stream: Any) -> None:
-    close = getattr(stream, "close", None)
-    if close is not None:
-        close()
-
-
-async def _aprimed(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
-    try:
-        first = await stream.__anext__()
-    except StopAsyncIteration:
-        first = _EMPTY
-    except BaseException:
-        await _aclose(stream)
-        raise
-    return _arest(first, stream)
-
-
-async def _arest(first: Any, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
-    try:
-        if first is not _EMPTY:
-            yield first
-            async for chunk in stream:
-                yield chunk
-    finally:
-        await _aclose(stream)
-
-
-async def _aclose(stream: Any) -> None:
-    aclose = getattr(stream, "aclose", None)
-    if aclose is not None:
-        await aclose()

@@ -1,0 +1,134 @@
+"""CallLimit: refuse the model or tool call that would go over a per-run limit."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, TypeGuard, cast
+
+from .._hooks import Middleware, before_model, before_tool
+from .._run import RunContext
+from .._types import Abort, ModelRequest, ToolCall
+
+__all__ = ["CallLimit"]
+
+_instances = itertools.count(1)
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _refuse(expected: str, got: str, value: object) -> Exception:
+    """A negative int is the right type with a wrong value; anything else is a wrong type."""
+    wrong_value = isinstance(value, int) and not isinstance(value, bool)
+    return (ValueError if wrong_value else TypeError)(f"{expected} (got {got})")
+
+
+def _limit(argument: str, value: object) -> int | None:
+    if value is None or _is_count(value):
+        return value
+    expected = f"CallLimit({argument}=...) expects an int >= 0 or None"
+    raise _refuse(expected, f"{type(value).__name__}: {value!r}", value)
+
+
+def _per_tool(value: object) -> Mapping[str, int]:
+    expected = "CallLimit(per_tool=...) expects a dict of tool name (str) -> limit (int >= 0)"
+    if value is None:
+        return MappingProxyType({})
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{expected} (got {type(value).__name__}: {value!r})")
+    limits: dict[str, int] = {}
+    for name, limit in cast("Mapping[object, object]", value).items():
+        if not isinstance(name, str):
+            raise TypeError(f"{expected} (got the key {type(name).__name__}: {name!r})")
+        if not _is_count(limit):
+            raise _refuse(expected, f"{name!r}: {limit!r}", limit)
+        limits[name] = limit
+    return MappingProxyType(limits)
+
+
+class CallLimit(Middleware):
+    """Limit how many model calls, tool calls and calls of each tool one run may make.
+
+    A run is one `with hw.run()` (every wrapped call inside shares the counts) or, outside
+    a run, the one-call run of each call. The call that would go over a limit is refused
+    with `hw.Aborted`, whose reason names the limit, e.g. ``"CallLimit: model_calls=3
+    reached"``; a refused call is not counted. `None` means no limit.
+
+    Args:
+        model_calls: model calls allowed per run.
+        tool_calls: tool calls allowed per run, all tools together.
+        per_tool: tool name -> calls of that tool allowed per run.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_calls: int | None = None,
+        tool_calls: int | None = None,
+        per_tool: Mapping[str, int] | None = None,
+    ) -> None:
+        self.model_calls = _limit("model_calls", model_calls)
+        self.tool_calls = _limit("tool_calls", tool_calls)
+        self.per_tool = _per_tool(per_tool)
+        # Counts live in the run's state under keys of this object, so two CallLimits in
+        # one run count separately. The lock makes read-compare-increment one step for
+        # threads of one run (asyncio tasks never switch inside a sync hook).
+        self._key = f"hookwrap.CallLimit#{next(_instances)}"
+        self._model_key = self._key + ":model"
+        self._tools_key = self._key + ":tools"
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        limits = [
+            f"{name}={value!r}"
+            for name, value in (
+                ("model_calls", self.model_calls),
+                ("tool_calls", self.tool_calls),
+                ("per_tool", dict(self.per_tool) or None),
+            )
+            if value is not None
+        ]
+        return f"CallLimit({', '.join(limits)})"
+
+    @before_model
+    def limit_model_calls(self, request: ModelRequest, ctx: RunContext[Any]) -> None:
+        """Count this model call, or abort the run if `model_calls` are used up."""
+        limit = self.model_calls
+        if limit is None:
+            return
+        key = self._model_key
+        state = ctx.state
+        with self._lock:
+            used: int = state.get(key, 0)
+            if used < limit:
+                state.set(key, used + 1)
+                return
+        ctx.abort(f"CallLimit: model_calls={limit} reached")
+
+    @before_tool
+    def limit_tool_calls(self, call: ToolCall, ctx: RunContext[Any]) -> Abort | None:
+        """Count this tool call, or refuse it if `tool_calls` or its `per_tool` limit are
+        used up (the total is checked first)."""
+        total = self.tool_calls
+        own = self.per_tool.get(call.name)
+        if total is None and own is None:
+            return None
+        total_key = self._tools_key
+        own_key = f"{self._key}:tool:{call.name}"
+        state = ctx.state
+        with self._lock:
+            used_total: int = state.get(total_key, 0)
+            used_own: int = state.get(own_key, 0)
+            if total is not None and used_total >= total:
+                return Abort(f"CallLimit: tool_calls={total} reached")
+            if own is not None and used_own >= own:
+                return Abort(f"CallLimit: per_tool[{call.name!r}]={own} reached")
+            if total is not None:
+                state.set(total_key, used_total + 1)
+            if own is not None:
+                state.set(own_key, used_own + 1)
+        return None

@@ -1,0 +1,184 @@
+"""`Fallback`: when the model call fails, ask the next model in a list."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from .._caller import ModelCaller
+from .._errors import Aborted, Interrupt, add_note
+from .._hooks import Middleware, async_twin, wrap_model
+from .._run import current_var
+from .._types import ModelRequest, ModelResponse
+from ._streams import aprimed, primed
+
+__all__ = ["Fallback"]
+
+log = logging.getLogger("hookwrap")
+
+
+class _Misused(TypeError):
+    """A configuration error found during a call: raised, never a reason to fall back."""
+
+
+class _SameTarget:
+    """An alternative that is the same target with another model name."""
+
+    __slots__ = ("label", "model")
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.label = model
+
+
+def _alternative(item: object) -> _SameTarget | ModelCaller:
+    if isinstance(item, str):
+        if not item:
+            raise ValueError("Fallback(models=...): a model name must not be empty")
+        return _SameTarget(item)
+    if isinstance(item, tuple):
+        pair = cast("tuple[object, ...]", item)
+        if len(pair) != 2 or not isinstance(pair[1], str):
+            raise TypeError(
+                f"Fallback(models=...): a pair must be (client, 'model name') (got {item!r:.80})"
+            )
+        return ModelCaller(pair[0], pair[1])
+    try:
+        return ModelCaller(item)
+    except TypeError as exc:
+        raise TypeError(
+            "Fallback(models=...) takes model names (str), model functions, SDK clients and "
+            f"(client, 'model name') pairs; {exc}"
+        ) from None
+
+
+def _on(value: object) -> Callable[[BaseException], bool]:
+    if value is None:
+        return lambda exc: True
+    kinds: tuple[object, ...] = ()
+    if isinstance(value, type):
+        kinds = (value,)
+    elif isinstance(value, tuple):
+        kinds = cast("tuple[object, ...]", value)
+    elif callable(value):
+        return cast("Callable[[BaseException], bool]", value)
+    if not kinds or not all(isinstance(k, type) and issubclass(k, BaseException) for k in kinds):
+        raise TypeError(
+            "Fallback(on=...) must be an exception type, a tuple of them, or a predicate "
+            f"taking the exception (got {value!r})"
+        )
+    types = cast("tuple[type[BaseException], ...]", kinds)
+    return lambda exc: isinstance(exc, types)
+
+
+class Fallback(Middleware):
+    """When the model call fails, try each of `models` in turn until one answers.
+
+    An alternative is a model name (the same target, called with `model=` that name), a
+    model function, an SDK client (the request's own model name), or a `(client, "model")`
+    pair, of any provider: the request is carried over through the neutral types, and
+    the answer is written back in the caller's own format. `on` picks the errors that
+    fall back (exception types or a predicate; by default every `Exception` but
+    `hw.Aborted` and `hw.Interrupt`). When every model failed, the last error propagates,
+    with notes naming the earlier failures. `ctx.call_state["fallback"]` names the
+    alternative that answered (None when the first model did), and an alternative's
+    response carries its `model`.
+    """
+
+    name = "Fallback"
+
+    def __init__(self, *, models: Sequence[Any] = (), on: Any = None) -> None:
+        if isinstance(models, (str, bytes)) or not isinstance(models, Sequence):
+            raise TypeError(f"Fallback(models=...) must be a list (got {models!r:.80})")
+        items = cast("Sequence[object]", models)
+        if not items:
+            raise ValueError("Fallback(models=...) needs at least one alternative model")
+        self.models: tuple[_SameTarget | ModelCaller, ...] = tuple(map(_alternative, items))
+        self.on: Callable[[BaseException], bool] = _on(on)
+
+    def __repr__(self) -> str:
+        return f"Fallback(models=[{', '.join(m.label for m in self.models)}])"
+
+    def _falls_back(self, error: BaseException) -> bool:
+        if not isinstance(error, Exception) or isinstance(error, (Aborted, Interrupt)):
+            return False
+        return bool(self.on(error))
+
+    def _answered(self, response: Any, alternative: _SameTarget | ModelCaller | None) -> Any:
+        ctx = current_var.get()
+        label = None if alternative is None else alternative.label
+        if ctx is not None:
+            ctx.call_state["fallback"] = label
+        if alternative is None or not isinstance(response, ModelResponse):
+            return response
+        # another provider's raw answer would be read as the caller's own: leave it out
+        return response.replace(
+            raw=None, model=response.model or getattr(alternative, "model", None) or label
+        )
+
+    def _failed(self, error: BaseException, errors: list[BaseException], label: str) -> None:
+        if not self._falls_back(error) or isinstance(error, _Misused):
+            raise error
+        log.warning("Fallback: %s failed (%s: %s)", label, type(error).__name__, error)
+        errors.append(error)
+
+    def _give_up(self, errors: list[BaseException]) -> BaseException:
+        last = errors[-1]
+        labels = ["the first model", *(m.label for m in self.models)]
+        for label, error in zip(labels, errors[:-1], strict=False):
+            add_note(last, f"Fallback: {label} failed before: {type(error).__name__}: {error}")
+        return last
+
+    async def _amodel(self, request: ModelRequest, call_next: Any) -> Any:
+        errors: list[BaseException] = []
+        try:
+            response = await call_next(request)
+            if hasattr(response, "__anext__"):
+                response = await aprimed(response)
+            return self._answered(response, None)
+        except BaseException as error:
+            self._failed(error, errors, "the first model")
+        for alternative in self.models:
+            try:
+                if isinstance(alternative, _SameTarget):
+                    response = await call_next(request.replace(model=alternative.model))
+                    if hasattr(response, "__anext__"):
+                        response = await aprimed(response)
+                elif alternative.is_async:
+                    response = await alternative.acall(request)
+                else:  # a sync model in an async call: off the event loop
+                    response = await asyncio.to_thread(alternative.call, request)
+                return self._answered(response, alternative)
+            except BaseException as error:
+                self._failed(error, errors, alternative.label)
+        raise self._give_up(errors)
+
+    @wrap_model
+    @async_twin(_amodel)
+    def model(self, request: ModelRequest, call_next: Any) -> Any:
+        errors: list[BaseException] = []
+        try:
+            response = call_next(request)
+            if hasattr(response, "__next__"):
+                response = primed(response)
+            return self._answered(response, None)
+        except BaseException as error:
+            self._failed(error, errors, "the first model")
+        for alternative in self.models:
+            try:
+                if isinstance(alternative, _SameTarget):
+                    response = call_next(request.replace(model=alternative.model))
+                    if hasattr(response, "__next__"):
+                        response = primed(response)
+                elif alternative.is_async:
+                    raise _Misused(
+                        f"Fallback: {alternative.label} is async and cannot answer a sync call"
+                    )
+                else:
+                    response = alternative.call(request)
+                return self._answered(response, alternative)
+            except BaseException as error:
+                self._failed(error, errors, alternative.label)
+        raise self._give_up(errors)

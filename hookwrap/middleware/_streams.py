@@ -1,0 +1,65 @@
+"""Streams read up to their first chunk, so a failure before it can still be handled."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+__all__ = ["aprimed", "primed"]
+
+_EMPTY: Any = object()
+
+
+def primed(stream: Iterator[Any]) -> Iterator[Any]:
+    """`stream` with its first chunk read now, so that a failure before any chunk reached
+    the caller is raised here, where it can be retried."""
+    try:
+        first = next(stream)
+    except StopIteration:
+        first = _EMPTY
+    except BaseException:
+        _close(stream)
+        raise
+    return _rest(first, stream)
+
+
+def _rest(first: Any, stream: Iterator[Any]) -> Iterator[Any]:
+    try:
+        if first is not _EMPTY:
+            yield first
+            yield from stream
+    finally:
+        _close(stream)
+
+
+def _close(stream: Any) -> None:
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
+
+
+async def aprimed(stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    try:
+        first = await stream.__anext__()
+    except StopAsyncIteration:
+        first = _EMPTY
+    except BaseException:
+        await _aclose(stream)
+        raise
+    return _arest(first, stream)
+
+
+async def _arest(first: Any, stream: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    try:
+        if first is not _EMPTY:
+            yield first
+            async for chunk in stream:
+                yield chunk
+    finally:
+        await _aclose(stream)
+
+
+async def _aclose(stream: Any) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()

@@ -1,0 +1,380 @@
+"""Debug (SPEC §8): one readable line per stage it sees, in every call shape, written to `out`
+(default: `sys.stderr` at call time); the call is never changed, and a broken `out` never
+breaks it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import io
+import logging
+import re
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+from hookwrap.middleware._debug import MAX_LINE, Debug
+from hookwrap.testing import FakeProvider
+
+SHAPES = ("sync", "async", "stream", "astream")
+USAGE = {"kind": "usage", "usage": {"input_tokens": 3, "output_tokens": 2, "total_tokens": 5}}
+LINE = re.compile(r"^\[hookwrap (?P<run>[0-9a-f]{8})\] (?P<stage>\w+)")
+
+# Made before any test runs: its stderr must be the one current at each call (capsys).
+AT_IMPORT = Debug()
+
+
+def model_target(shape: str) -> Callable[..., Any]:
+    """A model function of this shape answering "Hello world" (streams: in two chunks and a
+    usage chunk)."""
+    if shape == "sync":
+
+        def llm(prompt: str) -> str:
+            return "Hello world"
+
+        return llm
+    if shape == "async":
+
+        async def allm(prompt: str) -> str:
+            return "Hello world"
+
+        return allm
+    if shape == "stream":
+
+        def sllm(prompt: str) -> Iterator[Any]:
+            yield "Hello"
+            yield " world"
+            yield USAGE
+
+        return sllm
+
+    async def asllm(prompt: str) -> AsyncIterator[Any]:
+        yield "Hello"
+        yield " world"
+        yield USAGE
+
+    return asllm
+
+
+def call(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call `fn` and read all of its answer, in an event loop when it is async."""
+
+    async def read() -> Any:
+        result = fn(*args)
+        if inspect.isawaitable(result):
+            return await result
+        if hasattr(result, "__aiter__"):
+            return [item async for item in result]
+        return result
+
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        return asyncio.run(read())
+    result = fn(*args)
+    return result if isinstance(result, str) else list(result)
+
+
+def stages(text: str) -> list[str]:
+    return [m["stage"] for m in map(LINE.match, text.splitlines()) if m]
+
+
+def run_ids(text: str) -> set[str]:
+    return {m["run"] for m in map(LINE.match, text.splitlines()) if m}
+
+
+def line_of(text: str, stage: str) -> str:
+    """The first line of this stage."""
+    return next(line for line in text.splitlines() if f"] {stage} " in line)
+
+
+# -- every shape ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_one_line_per_stage_in_every_shape_and_the_answer_is_unchanged(shape: str) -> None:
+    out = io.StringIO()
+    plain = call(hw.model(model_target(shape)), "hi")
+    debugged = call(hw.model(model_target(shape), use=[Debug(out=out)]), "hi")
+    assert debugged == plain
+    text = out.getvalue()
+    lines = text.splitlines()
+    assert all(LINE.match(line) for line in lines), text
+    assert len(run_ids(text)) == 1
+    streamed = shape in ("stream", "astream")
+    middle = ["on_chunk"] * 3 + ["on_usage"] if streamed else []
+    assert stages(text) == ["on_start", "before_model", *middle, "after_model", "on_finish"]
+    assert "Message(role='user', content='hi')" in line_of(text, "before_model")
+    assert "content='Hello world'" in line_of(text, "after_model")
+    if streamed:
+        assert "on_chunk #0 chunk: Chunk(kind='text', text='Hello')" in text
+        assert "on_chunk #1 chunk: Chunk(kind='text', text=' world')" in text
+        assert "on_usage usage: Usage(input_tokens=3, output_tokens=2, total_tokens=5)" in text
+    assert "run_id" not in line_of(text, "on_finish")
+
+
+def test_default_out_is_the_stderr_of_the_moment(capsys: pytest.CaptureFixture[str]) -> None:
+    chat = hw.model(model_target("sync"), use=[AT_IMPORT])
+    assert chat("hi") == "Hello world"
+    captured = capsys.readouterr()
+    assert stages(captured.err) == ["on_start", "before_model", "after_model", "on_finish"]
+    assert captured.out == ""
+
+
+def test_lines_show_the_request_as_it_reaches_debug_and_the_response_as_it_leaves() -> None:
+    """Before hooks run in order and after hooks in reverse: Debug after `shout` sees the
+    changed request, and sees the response before `shout` changes it."""
+
+    @hw.before_model
+    def system(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(messages=(hw.Message.system("Be brief."), *request.messages))
+
+    @hw.after_model
+    def shout(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=hw.Message.assistant(response.text.upper()))
+
+    out = io.StringIO()
+    chat = hw.model(model_target("sync"), use=[system, shout, Debug(out=out)])
+    assert chat("hi") == "HELLO WORLD"
+    assert "Message(role='system', content='Be brief.')" in line_of(out.getvalue(), "before_model")
+    assert "content='Hello world'" in line_of(out.getvalue(), "after_model")
+
+
+def test_every_hook_returns_none() -> None:
+    out = io.StringIO()
+    debug = Debug(out=out)
+    request = hw.ModelRequest(messages=[hw.Message.user("hi")])
+    response = hw.ModelResponse(hw.Message.assistant("yo"))
+    call_ = hw.ToolCall("c1", "search", {"q": "x"})
+    info = hw.FinishInfo("run", 0.5, hw.Usage(1, 2, 3), reason="stop")
+    results = [
+        debug.show_request(request),
+        debug.show_chunk(hw.Chunk(text="a")),
+        debug.show_usage(hw.Usage(1, 2, 3)),
+        debug.show_response(request, response),
+        debug.show_call(call_),
+        debug.show_outcome(call_, hw.ToolOutcome(True, "r")),
+        debug.show_start(),
+        debug.show_finish(info),
+        debug.show_error(info.replace(error=ValueError("boom"))),
+        debug.show_abort(info),
+        debug.show_agent(hw.AgentSetup("Be brief.")),
+        debug.show_iteration(hw.IterationInfo(2)),
+        debug.show_result(hw.RunResult("finished", "done", iterations=2)),
+    ]
+    assert results == [None] * len(results)
+    text = out.getvalue()
+    assert len(text.splitlines()) == len(results)
+    assert "[hookwrap] before_agent agent: AgentSetup(instructions='Be brief.')" in text
+    assert "[hookwrap] on_iteration info: IterationInfo(iteration=2)" in text
+    assert "after_agent result: RunResult(status='finished', text='done'," in text
+    assert "on_error info: FinishInfo(duration=0.5, usage=Usage(" in text
+    assert "error=ValueError('boom')" in text
+
+
+# -- tools, errors, aborts ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_tool_calls_show_arguments_results_and_errors(is_async: bool) -> None:
+    out = io.StringIO()
+    if is_async:
+
+        async def weather(city: str) -> str:
+            if city == "Atlantis":
+                raise LookupError(city)
+            return f"{city}: 20c"
+
+    else:
+
+        def weather(city: str) -> str:
+            if city == "Atlantis":
+                raise LookupError(city)
+            return f"{city}: 20c"
+
+    tool = hw.tool(weather, use=[Debug(out=out)])
+    assert call(tool, "Paris") == "Paris: 20c"
+    with pytest.raises(LookupError):
+        call(tool, "Atlantis")
+    text = out.getvalue()
+    one_run = ["on_start", "before_tool", "after_tool"]
+    assert stages(text) == [*one_run, "on_finish", *one_run, "on_error"]
+    assert "name='weather', arguments={'city': 'Paris'})" in text
+    assert "after_tool weather outcome: ToolOutcome(ok=True, result='Paris: 20c'," in text
+    assert "outcome: ToolOutcome(ok=False, error=LookupError('Atlantis')," in text
+    assert "error=LookupError('Atlantis')" in line_of(text, "on_error")
+
+
+def test_aborts_and_early_closes_show_the_reason() -> None:
+    @hw.before_model
+    def refuse(request: hw.ModelRequest, ctx: hw.RunContext[Any]) -> None:
+        if request.messages[-1].text == "no":
+            ctx.abort("not today")
+
+    out = io.StringIO()
+    chat = hw.model(model_target("stream"), use=[refuse, Debug(out=out)])
+    with pytest.raises(hw.Aborted):
+        call(chat, "no")
+    assert "on_abort info: FinishInfo(duration=" in out.getvalue()
+    assert "reason='not today'" in out.getvalue()
+    stream = chat("hi")
+    assert next(stream) == "Hello"
+    stream.close()
+    assert "reason='closed by consumer'" in out.getvalue()
+
+
+def test_in_one_run_the_run_starts_and_ends_once() -> None:
+    out = io.StringIO()
+    debug = Debug(out=out)
+    chat = hw.model(model_target("sync"), use=[debug])
+    tool = hw.tool(lambda q: q, use=[debug], name="echo")
+    with pytest.raises(RuntimeError), hw.run():
+        chat("a")
+        tool("b")
+        raise RuntimeError("after the calls")
+    text = out.getvalue()
+    assert stages(text) == [
+        "on_start",
+        "before_model",
+        "after_model",
+        "before_tool",
+        "after_tool",
+        "on_error",
+    ]
+    assert len(run_ids(text)) == 1
+    assert "error=RuntimeError('after the calls')" in text
+
+
+# -- readable and fail-open -----------------------------------------------------------------
+
+
+def test_long_values_are_shortened() -> None:
+    out = io.StringIO()
+    chat = hw.model(lambda prompt: "ok", use=[Debug(out=out)])
+    chat("x" * 10_000)
+    tool = hw.tool(lambda items: len(items), use=[Debug(out=out)], name="count")
+    tool(list(range(1000)))
+    lines = out.getvalue().splitlines()
+    assert max(len(line) for line in lines) <= MAX_LINE
+    request = line_of(out.getvalue(), "before_model")
+    assert "xxx...xxx" in request
+    assert len(request) < 300
+    assert "[0, 1, 2, 3, 4, 5, 6, 7, ...]" in line_of(out.getvalue(), "before_tool")
+
+
+def test_a_whole_line_is_capped() -> None:
+    out = io.StringIO()
+    messages = [{"role": "user", "content": "y" * 100} for _ in range(8)]
+    hw.model(lambda messages: "ok", use=[Debug(out=out)])(messages)
+    request = line_of(out.getvalue(), "before_model")
+    cut = re.search(r"\.\.\. \(\+(\d+) chars\)$", request)
+    assert cut
+    assert MAX_LINE - 20 < len(request) <= MAX_LINE
+    assert int(cut[1]) > 400  # eight 100-character messages do not fit: it says how much
+
+
+class Unprintable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+class Broken(io.StringIO):
+    def write(self, text: str) -> int:
+        raise OSError("the pipe is gone")
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_broken_out_never_breaks_the_call(shape: str, caplog: pytest.LogCaptureFixture) -> None:
+    chat = hw.model(model_target(shape), use=[Debug(out=Broken())])
+    with caplog.at_level(logging.ERROR, logger="hookwrap"):
+        assert call(chat, "hi") == call(hw.model(model_target(shape)), "hi")
+    assert any("the pipe is gone" in r.exc_text for r in caplog.records if r.exc_text)
+    assert any("fail-open" in r.getMessage() for r in caplog.records)
+
+
+def test_a_value_whose_repr_raises_is_still_shown_and_returned() -> None:
+    out = io.StringIO()
+    value = Unprintable()
+    tool = hw.tool(lambda: value, use=[Debug(out=out)], name="make")
+    assert tool() is value
+    assert "result=<Unprintable instance at 0x" in out.getvalue()
+
+
+def test_threads_write_whole_lines() -> None:
+    out = io.StringIO()
+    chat = hw.model(model_target("sync"), use=[Debug(out=out)])
+    threads = [threading.Thread(target=lambda: [chat("hi") for _ in range(20)]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4 * 20 * 4
+    assert all(LINE.match(line) for line in lines)
+
+
+# -- a real SDK client ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_openai_stream_lines_and_native_chunks_unchanged(is_async: bool) -> None:
+    pytest.importorskip("openai")
+    provider = FakeProvider(["Hello there"] * 2, chunk_size=4)
+    out = io.StringIO()
+    options: dict[str, Any] = {
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+
+    def read(client: Any) -> list[Any]:
+        async def aread() -> list[Any]:
+            stream = await client.chat.completions.create(**options)
+            return [chunk async for chunk in stream]
+
+        if is_async:
+            return asyncio.run(aread())
+        return list(client.chat.completions.create(**options))
+
+    plain = read(provider.openai(async_=is_async))
+    debugged = read(hw.wrap(provider.openai(async_=is_async), use=[Debug(out=out)]))
+    assert [c.model_dump(exclude={"id"}) for c in debugged] == [
+        c.model_dump(exclude={"id"}) for c in plain
+    ]
+    text = out.getvalue()
+    assert "model='gpt-4o-mini'" in line_of(text, "before_model")
+    assert "on_chunk #1 chunk: Chunk(kind='text', text='Hell')" in text  # #0: the role
+    assert "on_usage usage: Usage(input_tokens=" in text
+    assert "content='Hello there'" in line_of(text, "after_model")
+    assert stages(text)[-1] == "on_finish"
+
+
+# -- constructor and docs -------------------------------------------------------------------
+
+
+def test_out_must_be_a_text_stream_given_by_keyword() -> None:
+    with pytest.raises(TypeError, match=r"Debug\(out=\.\.\.\) expects a text stream .*got int: 3"):
+        Debug(out=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Debug(io.StringIO())  # type: ignore[misc]
+    assert isinstance(Debug(), hw.Middleware)
+
+
+def test_docs_page_runs_and_prints_what_it_says() -> None:
+    page = Path(__file__).parent.parent / "docs" / "middleware" / "debug.md"
+    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
+    assert blocks
+    namespace: dict[str, Any] = {"__name__": "docs"}
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        for block in blocks:
+            exec(compile(block, str(page), "exec"), namespace)
+    assert out.getvalue() == "Hello, world\n"
+    shown = re.sub(r"\[hookwrap [0-9a-f]{8}\]", "[hookwrap]", err.getvalue())
+    assert "[hookwrap] on_chunk #1 chunk: Chunk(kind='text', text=', world')" in shown
+    assert "after_tool get_weather outcome: ToolOutcome(ok=True, result='Paris: 20c'," in shown
+    assert stages(err.getvalue()).count("on_finish") == 2

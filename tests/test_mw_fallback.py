@@ -1,0 +1,276 @@
+"""`Fallback` (SPEC §8): alternative models tried in order, any provider, the request carried
+over through the neutral types and the answer written back in the caller's own format."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+from hookwrap.middleware._fallback import Fallback
+from hookwrap.testing import FakeProvider
+
+USER = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+class Down(Exception):
+    """The first model is down."""
+
+
+def down(messages: list[dict[str, Any]]) -> str:
+    raise Down("primary is down")
+
+
+def backup(messages: list[dict[str, Any]]) -> str:
+    return f"backup saw {len(messages)} messages: {messages[-1]['content']}"
+
+
+def test_the_next_model_answers_when_the_first_fails() -> None:
+    seen: list[Any] = []
+
+    @hw.after_model
+    def record(request: hw.ModelRequest, response: hw.ModelResponse, ctx: hw.RunContext) -> None:
+        seen.append((response.text, ctx.call_state.get("fallback")))
+
+    ask = hw.model(down, use=[record, Fallback(models=[backup])])
+    answer = ask(USER)
+    assert answer == "backup saw 1 messages: What is the capital of France?"
+    assert seen == [(answer, "backup")]
+
+
+def test_the_first_model_answering_records_none() -> None:
+    states: list[Any] = []
+
+    @hw.after_model
+    def record(request: hw.ModelRequest, response: hw.ModelResponse, ctx: hw.RunContext) -> None:
+        states.append(ctx.call_state.get("fallback", "unset"))
+
+    assert hw.model(backup, use=[record, Fallback(models=[down])])(USER).startswith("backup")
+    assert states == [None]
+
+
+def test_a_model_name_calls_the_same_target_with_that_model() -> None:
+    calls: list[str] = []
+
+    def llm(prompt: str, model: str = "big") -> str:
+        calls.append(model)
+        if model == "big":
+            raise Down("big is overloaded")
+        return f"{model} says hi"
+
+    assert hw.model(llm, use=[Fallback(models=["medium", "small"])])("hi") == "medium says hi"
+    assert calls == ["big", "medium"]
+
+
+def test_alternatives_go_in_order_and_the_last_error_carries_the_others() -> None:
+    first, second = Down("one"), Down("two")
+
+    def fails_too(messages: list[dict[str, Any]]) -> str:
+        raise second
+
+    def primary(messages: list[dict[str, Any]]) -> str:
+        raise first
+
+    with pytest.raises(Down) as excinfo:
+        hw.model(primary, use=[Fallback(models=[fails_too])])(USER)
+    assert excinfo.value is second
+    notes = getattr(second, "__notes__", [])
+    assert any("the first model failed before: Down: one" in note for note in notes)
+
+
+def test_on_picks_the_errors_that_fall_back() -> None:
+    used: list[str] = []
+
+    def alternative(messages: list[dict[str, Any]]) -> str:
+        used.append("alternative")
+        return "alternative"
+
+    ask = hw.model(down, use=[Fallback(models=[alternative], on=KeyError)])
+    with pytest.raises(Down):
+        ask(USER)
+    assert used == []
+    ask = hw.model(down, use=[Fallback(models=[alternative], on=lambda e: "down" in str(e))])
+    assert ask(USER) == "alternative"
+
+
+def test_aborted_never_falls_back() -> None:
+    @hw.before_model
+    def stop(request: hw.ModelRequest, ctx: hw.RunContext) -> None:
+        ctx.abort("no")
+
+    with pytest.raises(hw.Aborted):
+        hw.model(down, use=[Fallback(models=[backup]), stop])(USER)
+
+
+def test_the_request_hooks_changed_is_what_the_alternative_gets() -> None:
+    got: list[hw.ModelRequest] = []
+
+    def takes_request(request: hw.ModelRequest) -> str:
+        got.append(request)
+        return "ok"
+
+    @hw.before_model
+    def system(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(messages=(hw.Message.system("Be brief."), *request.messages))
+
+    assert hw.model(down, use=[system, Fallback(models=[takes_request])])(USER) == "ok"
+    assert [m.role for m in got[0].messages] == ["system", "user"]
+    assert got[0].messages[1].text == USER[0]["content"]
+
+
+# -- shapes ------------------------------------------------------------------------------------
+
+
+def test_a_stream_failing_before_its_first_chunk_falls_back_to_a_stream() -> None:
+    def primary(prompt: str) -> Iterator[str]:
+        raise Down("no stream today")
+        yield ""  # pragma: no cover
+
+    def whole(prompt: str) -> str:
+        return f"whole answer to {prompt}"
+
+    stream = hw.model(primary, use=[Fallback(models=[whole])])("q")
+    assert not isinstance(stream, str)
+    assert "".join(stream) == "whole answer to q"
+
+
+def test_a_stream_failing_after_its_first_chunk_does_not_fall_back() -> None:
+    def primary(prompt: str) -> Iterator[str]:
+        yield "par"
+        raise Down("cut")
+
+    stream = hw.model(primary, use=[Fallback(models=[backup])])("q")
+    got: list[str] = []
+    with pytest.raises(Down):
+        got.extend(stream)
+    assert got == ["par"]
+
+
+@pytest.mark.parametrize("alternative_async", [False, True], ids=["sync alt", "async alt"])
+def test_async_calls_fall_back_to_sync_and_async_models(alternative_async: bool) -> None:
+    async def primary(prompt: str) -> str:
+        raise Down("down")
+
+    def sync_alt(prompt: str) -> str:
+        return f"sync {prompt}"
+
+    async def async_alt(prompt: str) -> str:
+        return f"async {prompt}"
+
+    alternative = async_alt if alternative_async else sync_alt
+    ask = hw.model(primary, use=[Fallback(models=[alternative])])
+    assert asyncio.run(ask("q")) == ("async q" if alternative_async else "sync q")
+
+
+def test_an_async_stream_falls_back() -> None:
+    async def primary(prompt: str) -> AsyncIterator[str]:
+        raise Down("down")
+        yield ""  # pragma: no cover
+
+    async def alt(prompt: str) -> str:
+        return "from the alternative"
+
+    async def read() -> list[str]:
+        return [piece async for piece in hw.model(primary, use=[Fallback(models=[alt])])("q")]
+
+    assert "".join(asyncio.run(read())) == "from the alternative"
+
+
+def test_an_async_alternative_in_a_sync_call_is_a_clear_error_not_a_fallback() -> None:
+    async def async_alt(prompt: str) -> str:
+        return "never"
+
+    def last(prompt: str) -> str:
+        return "never either"
+
+    ask = hw.model(down, use=[Fallback(models=[async_alt, last])])
+    with pytest.raises(TypeError, match="async_alt is async and cannot answer a sync call"):
+        ask(USER)
+
+
+# -- across providers --------------------------------------------------------------------------
+
+
+def test_openai_falls_back_to_anthropic_and_the_caller_still_gets_an_openai_object() -> None:
+    openai = pytest.importorskip("openai")
+    pytest.importorskip("anthropic")
+    primary, other = FakeProvider(["never"]), FakeProvider(["Paris."])
+    primary.fail(500)
+    claude = other.anthropic(max_retries=0)
+    client = hw.wrap(
+        primary.openai(max_retries=0),
+        use=[Fallback(models=[(claude, "claude-test")])],
+    )
+    completion = client.chat.completions.create(
+        model="gpt-test",
+        messages=[{"role": "system", "content": "Be brief."}, *USER],
+        temperature=0.2,
+    )
+    assert isinstance(completion, openai.types.chat.ChatCompletion)
+    assert completion.choices[0].message.content == "Paris."
+    assert completion.model == "claude-test"
+    sent = other.requests[0].body
+    assert sent["model"] == "claude-test"
+    assert sent["system"] in ("Be brief.", [{"type": "text", "text": "Be brief."}])
+    assert sent["messages"][-1]["content"] in (
+        USER[0]["content"],
+        [{"type": "text", "text": USER[0]["content"]}],
+    )
+    assert sent["temperature"] == 0.2
+    assert sent["max_tokens"] > 0
+
+
+def test_anthropic_async_falls_back_to_a_google_client() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    pytest.importorskip("google.genai")
+    primary, other = FakeProvider(["never"]), FakeProvider(["Bonjour."])
+    primary.fail(503)
+    gemini = other.genai(max_retries=0)
+    client = hw.wrap(
+        primary.anthropic(True, max_retries=0), use=[Fallback(models=[(gemini, "gemini-test")])]
+    )
+
+    async def ask() -> Any:
+        return await client.messages.create(model="claude-test", max_tokens=50, messages=USER)
+
+    message = asyncio.run(ask())
+    assert isinstance(message, anthropic.types.Message)
+    assert message.content[0].text == "Bonjour."
+    assert "gemini-test" in other.requests[0].path
+    assert other.requests[0].body["generationConfig"]["maxOutputTokens"] == 50
+
+
+def test_a_streamed_openai_call_falls_back_to_a_function() -> None:
+    pytest.importorskip("openai")
+    primary = FakeProvider(["never"])
+    primary.fail(503)
+    client = hw.wrap(primary.openai(max_retries=0), use=[Fallback(models=[backup])])
+    stream = client.chat.completions.create(model="gpt-test", messages=USER, stream=True)
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert text == "backup saw 1 messages: What is the capital of France?"
+
+
+# -- bad input ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({}, ValueError, "at least one"),
+        ({"models": []}, ValueError, "at least one"),
+        ({"models": "gpt-4o"}, TypeError, "must be a list"),
+        ({"models": [42]}, TypeError, "model names.*got int"),
+        ({"models": [""]}, ValueError, "must not be empty"),
+        ({"models": [(backup,)]}, TypeError, r"\(client, 'model name'\)"),
+        ({"models": ["m"], "on": "Down"}, TypeError, "on=.*exception type"),
+        ({"models": ["m"], "on": ()}, TypeError, "on="),
+    ],
+)
+def test_bad_arguments_are_refused_when_made(
+    kwargs: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        Fallback(**kwargs)
