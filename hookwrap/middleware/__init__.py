@@ -6,10 +6,12 @@ from ._calllimit import CallLimit
 from ._debug import Debug
 from ._fallback import Fallback
 from ._retry import Retry
+from ._toolsearch import ToolSearch
 
 __all__ = [
     "CallLimit",
     "Debug",
     "Fallback",
     "Retry",
+    "ToolSearch",
 ]
