@@ -655,9 +655,14 @@ async def _arecorded(chunks: AsyncIterator[Chunk], call: Call) -> AsyncIterator[
 
 
 def _opened(call: Any, stream: Any) -> None:
-    """Remember a stream the model opened, to close it at once if the caller stops early."""
+    """Remember a stream the model opened, to close it at once if the caller stops early.
+    One opened after the call ended (in a worker thread a hook gave up on) is closed now."""
     if isinstance(call, Call):
-        if call.extra is None:
+        if call.ended:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
+        elif call.extra is None:
             call.extra = [stream]
         else:
             call.extra.append(stream)
@@ -667,7 +672,9 @@ def _close(chunks: Any, call: Call) -> None:
     """Close the stream the caller saw, then the model's own (a hook may not pass it on)."""
     for stream in (chunks, *(call.extra or ())):
         close = getattr(stream, "close", None)
-        if close is not None:
+        # a generator still running in another thread (a worker a hook gave up on) cannot
+        # be closed from here; that thread closes it when its pull returns
+        if close is not None and not getattr(stream, "gi_running", False):
             close()
 
 

@@ -12,7 +12,7 @@ from typing import Any, cast
 import attrs
 
 from ._errors import Aborted, Interrupt
-from ._hooks import KINDS, HookSpec, describe
+from ._hooks import KINDS, HookSpec, Middleware, describe
 
 __all__ = ["Chain", "Hook", "Stack", "flatten"]
 
@@ -238,6 +238,8 @@ def flatten(
         priority = spec.priority if spec.priority_set else default
         out.append(Hook(bound, spec, priority, origin, continue_on_error, continue_on_response))
     if not found:
+        if isinstance(items, Middleware) and items.tools:
+            return out  # it only provides tools, for an agent
         raise TypeError(
             f"use= takes hooks, Middleware objects, Stacks and lists of them; "
             f"got {items!r} ({type(items).__name__}), which has no hook methods"

@@ -146,6 +146,22 @@ def test_a_middleware_may_carry_hooks_for_other_targets() -> None:
     assert seen == ["model", "tool"]
 
 
+def test_a_middleware_that_only_provides_tools_is_taken_one_with_nothing_is_not() -> None:
+    def lookup(word: str) -> str:
+        """Look a word up."""
+        return word
+
+    class OnlyTools(hw.Middleware):
+        tools = (hw.tool(lookup),)
+
+    class Nothing(hw.Middleware):
+        pass
+
+    assert hw.model(answer, use=[OnlyTools()])("x") == "echo: x"
+    with pytest.raises(TypeError, match=r"Nothing.*has no hook methods"):
+        hw.model(answer, use=[Nothing()])
+
+
 def test_explain_of_an_unknown_format() -> None:
     with pytest.raises(ValueError, match="dot"):
         hw.explain(hw.model(answer), format="dot")  # type: ignore[arg-type]

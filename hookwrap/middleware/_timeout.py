@@ -1,0 +1,281 @@
+"""`Timeout`: a time limit for each model and tool call, with real cancellation in async
+calls and a worker thread in sync ones (Python cannot stop a running sync function)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import math
+import queue
+import sys
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any
+
+from .._adapter import is_stream
+from .._hooks import Middleware, async_twin, wrap_model, wrap_tool
+from .._types import Chunk, ModelRequest, ToolCall
+
+__all__ = ["Timeout"]
+
+_LATE: Any = object()  # what a call that missed its limit gives instead of a result
+_END: Any = object()
+
+
+def _seconds(name: str, value: object) -> float | None:
+    """`value` checked as a limit for `Timeout(name=...)`."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"Timeout({name}=...) must be a number of seconds or None "
+            f"(got {value!r}, a {type(value).__name__})"
+        )
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(
+            f"Timeout({name}=...) must be a finite number of seconds above 0, or None for "
+            f"no limit (got {value!r})"
+        )
+    return value
+
+
+def _close(stream: Any) -> None:
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
+
+
+def _to(request: ModelRequest) -> str:
+    return f" to {request.model!r}" if request.model else ""
+
+
+class _Job:
+    """One call run by a `_Worker`; holds its value or error once `done` is set."""
+
+    __slots__ = ("args", "done", "error", "fn", "value")
+
+    def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.fn = fn
+        self.args = args
+        self.done = threading.Event()
+        self.value: Any = None
+        self.error: BaseException | None = None
+
+    def __call__(self, context: contextvars.Context) -> None:
+        try:
+            self.value = context.run(self.fn, *self.args)
+        except BaseException as exc:  # handed to the waiting caller, or dropped if late
+            self.error = exc
+        finally:
+            self.done.set()
+
+    def result(self) -> Any:
+        error = self.error
+        if error is not None:
+            self.error = None  # no cycle through the traceback
+            raise error
+        return self.value
+
+
+class _Worker:
+    """A daemon thread running calls one at a time in one copy of the caller's context (so
+    the run, `hw.current()` and every context variable are the caller's)."""
+
+    __slots__ = ("context", "jobs", "late")
+
+    def __init__(self, context: contextvars.Context) -> None:
+        self.context = context
+        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self.late: _Job | None = None  # a call still running that nobody waits for
+        threading.Thread(target=self._serve, name="hookwrap-timeout", daemon=True).start()
+
+    def _serve(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            job(self.context)
+
+    def run(self, seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
+        """`fn(*args)` in the thread: its value, its error raised here, or `_LATE` when it
+        has not returned within `seconds` (it goes on running; see `stop`)."""
+        job = _Job(fn, args)
+        self.late = job  # until it is back in time, also if this wait is interrupted
+        self.jobs.put(job)
+        if not job.done.wait(seconds):
+            return _LATE
+        self.late = None
+        return job.result()
+
+    def stop(self, then: Callable[[], Any] | None = None) -> None:
+        """End the thread once the call in progress returns. There, a late call's value is
+        dropped (a stream is closed) and its error ignored, then `then` runs."""
+        if self.late is not None or then is not None:
+            self.jobs.put(_Job(self._drop, (self.late, then)))
+        self.jobs.put(None)
+
+    @staticmethod
+    def _drop(late: _Job | None, then: Callable[[], Any] | None) -> None:
+        if late is not None:
+            if is_stream(late.value):
+                _close(late.value)
+            late.value = late.error = None
+        if then is not None:
+            then()
+
+
+if sys.version_info >= (3, 11):
+
+    async def _within(awaitable: Awaitable[Any], seconds: float) -> Any:
+        """`await awaitable`, cancelled after `seconds` (then `_LATE`); a `TimeoutError`
+        from inside it is not taken for this limit."""
+        scope = asyncio.timeout(seconds)
+        try:
+            async with scope:
+                return await awaitable
+        except TimeoutError:
+            if scope.expired():
+                return _LATE
+            raise
+
+else:
+
+    async def _within(awaitable: Awaitable[Any], seconds: float) -> Any:
+        try:
+            return await asyncio.wait_for(awaitable, seconds)
+        except asyncio.TimeoutError:  # asyncio's own class on 3.10, not the builtin
+            return _LATE
+
+
+class Timeout(Middleware):
+    """A time limit, in seconds, for each model call (`model`) and each tool call (`tool`).
+
+    `None` means no limit. A call over its limit raises the builtin `TimeoutError`. Async
+    calls are cancelled (an SDK's HTTP request is aborted). Sync calls run in a worker
+    thread, since Python cannot stop a running function: the caller gets the error at the
+    limit while the call goes on in the background until it returns, and its result or
+    error is then dropped. In a streamed model call the limit applies to getting the
+    stream (the request and the response headers) and to each wait for the next chunk,
+    not to the time the caller spends reading.
+    """
+
+    name = "Timeout"
+
+    def __init__(self, *, model: float | None = None, tool: float | None = None) -> None:
+        self.model = _seconds("model", model)
+        self.tool = _seconds("tool", tool)
+
+    def __repr__(self) -> str:
+        return f"Timeout(model={self.model!r}, tool={self.tool!r})"
+
+    # -- model calls ----------------------------------------------------------------------
+
+    async def _limit_model_async(
+        self, request: ModelRequest, call_next: Callable[[ModelRequest], Awaitable[Any]]
+    ) -> Any:
+        seconds = self.model
+        if seconds is None:
+            return await call_next(request)
+        response = await _within(call_next(request), seconds)
+        if response is _LATE:
+            raise TimeoutError(f"model call{_to(request)} exceeded Timeout(model={seconds!r})")
+        if is_stream(response):
+            return self._pulled_async(response, seconds, request)
+        return response
+
+    @wrap_model
+    @async_twin(_limit_model_async)
+    def limit_model(self, request: ModelRequest, call_next: Callable[[ModelRequest], Any]) -> Any:
+        """Call the model within `model` seconds, or raise `TimeoutError`."""
+        seconds = self.model
+        if seconds is None:
+            return call_next(request)
+        context = contextvars.copy_context()
+        worker = _Worker(context)
+        try:
+            response = worker.run(seconds, call_next, request)
+        finally:
+            worker.stop()
+        if response is _LATE:
+            raise TimeoutError(f"model call{_to(request)} exceeded Timeout(model={seconds!r})")
+        if is_stream(response):
+            return self._pulled(response, context, seconds, request)
+        return response
+
+    def _pulled(
+        self,
+        stream: Iterator[Chunk],
+        context: contextvars.Context,
+        seconds: float,
+        request: ModelRequest,
+    ) -> Iterator[Chunk]:
+        # the worker starts with the first pull: a stream closed unread needs no thread
+        worker = _Worker(context)
+        received = 0
+        try:
+            while True:
+                chunk = worker.run(seconds, next, stream, _END)
+                if chunk is _END:
+                    return
+                if chunk is _LATE:
+                    raise TimeoutError(self._slow_chunk(request, seconds, received))
+                received += 1
+                yield chunk
+        finally:
+            if worker.late is None:
+                _close(stream)
+                worker.stop()
+            else:  # the stream is busy in the worker: it is closed there once the pull returns
+                worker.stop(lambda: _close(stream))
+
+    async def _pulled_async(
+        self, stream: AsyncIterator[Chunk], seconds: float, request: ModelRequest
+    ) -> AsyncIterator[Chunk]:
+        received = 0
+        try:
+            while True:
+                try:
+                    chunk = await _within(stream.__anext__(), seconds)
+                except StopAsyncIteration:
+                    return
+                if chunk is _LATE:
+                    raise TimeoutError(self._slow_chunk(request, seconds, received))
+                received += 1
+                yield chunk
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    @staticmethod
+    def _slow_chunk(request: ModelRequest, seconds: float, received: int) -> str:
+        return (
+            f"model stream{_to(request)} exceeded Timeout(model={seconds!r}) waiting for a "
+            f"chunk ({received} received)"
+        )
+
+    # -- tool calls -----------------------------------------------------------------------
+
+    async def _limit_tool_async(
+        self, call: ToolCall, call_next: Callable[[ToolCall], Awaitable[Any]]
+    ) -> Any:
+        seconds = self.tool
+        if seconds is None:
+            return await call_next(call)
+        result = await _within(call_next(call), seconds)
+        if result is _LATE:
+            raise TimeoutError(f"tool {call.name!r} exceeded Timeout(tool={seconds!r})")
+        return result
+
+    @wrap_tool
+    @async_twin(_limit_tool_async)
+    def limit_tool(self, call: ToolCall, call_next: Callable[[ToolCall], Any]) -> Any:
+        """Run the tool within `tool` seconds, or raise `TimeoutError`."""
+        seconds = self.tool
+        if seconds is None:
+            return call_next(call)
+        worker = _Worker(contextvars.copy_context())
+        try:
+            result = worker.run(seconds, call_next, call)
+        finally:
+            worker.stop()
+        if result is _LATE:
+            raise TimeoutError(f"tool {call.name!r} exceeded Timeout(tool={seconds!r})")
+        return result
