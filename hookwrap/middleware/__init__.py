@@ -10,6 +10,7 @@ from ._filesystem import FilesystemError
 from ._retry import Retry
 from ._skills import Skills
 from ._timeout import Timeout
+from ._toolcache import ToolCache
 from ._toolsearch import ToolSearch
 
 __all__ = [
@@ -21,5 +22,6 @@ __all__ = [
     "Retry",
     "Skills",
     "Timeout",
+    "ToolCache",
     "ToolSearch",
 ]

@@ -1,0 +1,118 @@
+"""The `Store` protocol every `hookwrap.stores` backend follows, and the checks they share."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["Store", "check_key", "check_ttl", "dump"]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Key/value storage for JSON-compatible data, with optional expiry.
+
+    Values are JSON data: `dict` (with `str` keys), `list`, `str`, `int`, `float` (finite),
+    `bool` and `None`, nested freely. A store keeps a copy: mutating a value after `set`,
+    or the value `get` returned, does not change what is stored. Keys are `str`. A stored
+    `None` reads the same as a missing key. Implementations are safe to share between
+    threads; the `a*` methods are for async callers.
+    """
+
+    def get(self, key: str) -> Any | None:
+        """The value stored under `key`, or `None` if there is none or it expired."""
+        ...
+
+    def set(self, key: str, value: Any, ttl: float | None = None) -> None:
+        """Store a copy of `value` under `key`, for `ttl` seconds (`None`: no expiry).
+
+        A value that is not JSON data is a `TypeError` naming the key.
+        """
+        ...
+
+    def delete(self, key: str) -> None:
+        """Forget `key`; a missing key is not an error."""
+        ...
+
+    async def aget(self, key: str) -> Any | None:
+        """`get` for async callers."""
+        ...
+
+    async def aset(self, key: str, value: Any, ttl: float | None = None) -> None:
+        """`set` for async callers."""
+        ...
+
+    async def adelete(self, key: str) -> None:
+        """`delete` for async callers."""
+        ...
+
+
+def check_key(key: object) -> str:
+    """`key` if it is a `str`, else a `TypeError`."""
+    if not isinstance(key, str):
+        raise TypeError(f"store keys must be str (got {type(key).__name__}: {key!r})")
+    return key
+
+
+def check_ttl(ttl: object) -> float | None:
+    """`ttl` as seconds: `None` or a finite number above 0."""
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, (int, float)):
+        raise TypeError(
+            f"ttl must be a number of seconds or None (got {type(ttl).__name__}: {ttl!r})"
+        )
+    if not math.isfinite(ttl) or ttl <= 0:
+        raise ValueError(f"ttl must be a finite number of seconds above 0, or None (got {ttl!r})")
+    return float(ttl)
+
+
+def dump(key: str, value: object) -> str:
+    """`value` as JSON text, or a `TypeError` naming `key` and the part that is not JSON."""
+    problem = _not_json(value, "the value", set())
+    if problem is not None:
+        raise TypeError(f"cannot store {key!r}: {problem}; a store keeps JSON data only")
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _not_json(value: object, where: str, parents: set[int]) -> str | None:
+    """What in `value` is not JSON data (`where` names the spot), or None if it all is.
+
+    Stricter than `json.dumps`, which would quietly turn tuples into lists and `int` keys
+    into `str`, so that what a store gives back is what it was given.
+    """
+    if value is None or isinstance(value, (str, bool, int)):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where} is {value!r} (not JSON)"
+    container: list[Any] | dict[Any, Any]
+    if isinstance(value, (list, dict)):
+        container = value  # pyright: ignore[reportUnknownVariableType]
+    else:
+        return f"{where} is of type {type(value).__name__} ({_short(value)})"
+    if id(container) in parents:
+        return f"{where} contains itself"
+    parents.add(id(container))
+    try:
+        if isinstance(container, list):
+            for i, item in enumerate(container):
+                problem = _not_json(item, f"{where}[{i}]", parents)
+                if problem is not None:
+                    return problem
+            return None
+        for name, item in container.items():
+            if not isinstance(name, str):
+                kind = type(name).__name__
+                return f"{where} has the key {name!r} of type {kind} (JSON keys are str)"
+            problem = _not_json(item, f"{where}[{name!r}]", parents)
+            if problem is not None:
+                return problem
+        return None
+    finally:
+        parents.discard(id(container))
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
