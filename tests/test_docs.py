@@ -32,6 +32,7 @@ WHOLE_PAGES = [
     "hooks/on-usage.md",
     "hooks/wrap-tool.md",
     "index.md",
+    "middleware/index.md",
     "middleware/retry.md",
     "middleware/fallback.md",
 ]
@@ -61,6 +62,7 @@ def test_readme_tour_runs_and_prints_what_it_says() -> None:
     assert "sk-abcdef" not in printed
     assert "refused to read /etc/shadow" in printed
     assert "system_prompt" in printed  # the explain table
+    assert "the backup model answers\n" in printed  # Retry, then Fallback
 
 
 @pytest.mark.parametrize("page", WHOLE_PAGES)
