@@ -70,6 +70,53 @@ def test_docs_page_runs(page: str) -> None:
     run_blocks(ROOT / "docs" / page, expected_errors=1 if page == "hooks/index.md" else 0)
 
 
+# Pages whose printed lines are checked: the lines (in order, together) they must print,
+# or None for "what each `print(...)  # comment` on the page says".
+PRINTS: dict[str, list[str] | None] = {
+    "stores.md": ["{'city': 'Paris', 'temp': 21}", "cannot store 'weather:oslo'"],
+    "middleware/call-limit.md": [
+        "CallLimit: model_calls=3 reached",
+        "CallLimit: per_tool['search']=2 reached",
+    ],
+    "middleware/content-guard.md": None,
+    "middleware/filesystem.md": [
+        "['fs_list_files', 'fs_read_file', 'fs_write_file', 'fs_edit_file']",
+        "path '../secrets.txt' is outside the root",
+        "buy milk\ncall Grace\n",
+    ],
+    "middleware/skills.md": [
+        "system: You are a release manager.\nsystem: You have skills",
+        "- release-notes: Write release notes from a list of merged changes.",
+        "Group the changes under Added, Changed and Fixed",
+    ],
+    "middleware/telemetry.md": [
+        "It is sunny in Paris.\nhookwrap.run\n  chat gpt-4o\n  execute_tool weather\n"
+        "  chat gpt-4o\n"
+    ],
+    "middleware/tool-cache.md": ["looking up Paris\nParis: 21°C\nParis: 21°C\nlooking up Oslo"],
+    "middleware/tool-search.md": [
+        "['calculator', 'tool_search']\n{'selectedTools': ['get_weather']}\n"
+        "['calculator', 'get_weather', 'tool_search']\nsunny in Oslo\n"
+        "['calculator', 'tool_search']\n"
+    ],
+}
+
+
+@pytest.mark.parametrize("page", sorted(PRINTS))
+def test_a_page_prints_what_it_says(
+    page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # a page that makes files makes them here
+    path = ROOT / "docs" / page
+    printed = run_blocks(path)
+    expected = PRINTS[page]
+    if expected is None:
+        expected = re.findall(r"print\(.*\)  # (.+)", path.read_text(encoding="utf-8"))
+        assert expected, f"{page} has no commented prints"
+    for lines in expected:
+        assert lines in printed
+
+
 def test_before_tool_page_shows_the_guard_refusing() -> None:
     printed = run_blocks(ROOT / "docs" / "hooks" / "before-tool.md")
     assert "city 'Atlantis' is not allowed" in printed

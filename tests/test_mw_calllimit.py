@@ -8,13 +8,11 @@ import asyncio
 import contextlib
 import contextvars
 import inspect
-import io
 import re
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -410,19 +408,3 @@ def test_without_limits_every_call_goes_through() -> None:
     with hw.run():
         assert [outcome_sync(chat, str(i)) for i in range(20)] == ["ok"] * 20
         assert [outcome_sync(search, str(i)) for i in range(20)] == ["ok"] * 20
-
-
-# -- the docs page --------------------------------------------------------------------------
-
-
-def test_docs_page_runs_and_prints_what_it_says() -> None:
-    page = Path(__file__).parent.parent / "docs" / "middleware" / "call-limit.md"
-    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
-    assert blocks
-    namespace: dict[str, Any] = {"__name__": "docs"}
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        for block in blocks:
-            exec(compile(block, str(page), "exec"), namespace)
-    assert "CallLimit: model_calls=3 reached" in out.getvalue()
-    assert "CallLimit: per_tool['search']=2 reached" in out.getvalue()

@@ -5,11 +5,8 @@ sockets are refused with a `FilesystemError`, also when the tree changes under a
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
 import json
 import os
-import re
 import socket
 import traceback
 from collections.abc import Callable
@@ -543,24 +540,3 @@ def test_a_tool_call_from_a_real_sdk_client_runs_against_the_root(root: Path) ->
         id=wanted.id, name=wanted.function.name, arguments=json.loads(wanted.function.arguments)
     )
     assert by_name[call.name].invoke(call) == "inner\n"
-
-
-# -- the docs page ---------------------------------------------------------------------------
-
-
-def test_docs_page_runs_and_prints_what_it_says(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    page = Path(__file__).parent.parent / "docs" / "middleware" / "filesystem.md"
-    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
-    assert blocks
-    namespace: dict[str, Any] = {"__name__": "docs"}
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        for block in blocks:
-            exec(compile(block, str(page), "exec"), namespace)
-    printed = out.getvalue()
-    assert "['fs_list_files', 'fs_read_file', 'fs_write_file', 'fs_edit_file']" in printed
-    assert "path '../secrets.txt' is outside the root" in printed
-    assert "buy milk\ncall Grace\n" in printed

@@ -5,10 +5,7 @@ before_model hook lists them in a system message placed after the request's own,
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
 import json
-import os
 import re
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -365,25 +362,3 @@ def test_the_prompt_joins_anthropics_system_in_a_stream(tree: Path) -> None:
     ) as stream:
         assert "".join(stream.text_stream) == "streamed"
     assert provider.requests[0].body["system"] == f"Be brief.\n\n{skills.prompt}"
-
-
-# -- the docs page ---------------------------------------------------------------------------
-
-
-def test_docs_page_runs_and_prints_what_it_says(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)
-    page = Path(__file__).parent.parent / "docs" / "middleware" / "skills.md"
-    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
-    assert blocks
-    namespace: dict[str, Any] = {"__name__": "docs"}
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        for block in blocks:
-            exec(compile(block, str(page), "exec"), namespace)
-    printed = out.getvalue()
-    assert "system: You are a release manager.\nsystem: You have skills" in printed
-    assert "- release-notes: Write release notes from a list of merged changes." in printed
-    assert "Group the changes under Added, Changed and Fixed" in printed
-    assert os.path.isfile(tmp_path / "skills" / "release-notes" / "SKILL.md")

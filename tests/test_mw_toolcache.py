@@ -5,16 +5,12 @@ sync and async tools from one object, and a shared `hookwrap.stores` store."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import io
 import json
 import logging
-import re
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -642,23 +638,3 @@ def test_bad_arguments_are_refused_at_construction(
 def test_arguments_are_keyword_only() -> None:
     with pytest.raises(TypeError):
         ToolCache(MemoryStore())  # type: ignore[misc]
-
-
-# -- the docs page ----------------------------------------------------------------------------
-
-
-def test_docs_page_runs_and_prints_what_it_says() -> None:
-    page = Path(__file__).parent.parent / "docs" / "middleware" / "tool-cache.md"
-    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
-    assert blocks
-    namespace: dict[str, Any] = {"__name__": "docs"}
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        for block in blocks:
-            exec(compile(block, str(page), "exec"), namespace)
-    assert out.getvalue().splitlines()[:4] == [
-        "looking up Paris",
-        "Paris: 21°C",
-        "Paris: 21°C",
-        "looking up Oslo",
-    ]

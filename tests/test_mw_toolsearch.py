@@ -5,12 +5,8 @@ in every call shape and over the wire of a real SDK."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
 import json
-import re
 from collections.abc import AsyncIterator, Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -518,25 +514,3 @@ def test_dynamic_tools_is_a_required_keyword_argument() -> None:
         ToolSearch()  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         ToolSearch([get_weather])  # type: ignore[call-arg]
-
-
-# -- the docs page ---------------------------------------------------------------------------
-
-
-def test_docs_page_runs_and_prints_what_it_says() -> None:
-    page = Path(__file__).parent.parent / "docs" / "middleware" / "tool-search.md"
-    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
-    assert blocks
-    namespace: dict[str, Any] = {"__name__": "docs"}
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        for block in blocks:
-            exec(compile(block, str(page), "exec"), namespace)
-    printed = out.getvalue().splitlines()
-    assert printed == [
-        "['calculator', 'tool_search']",
-        "{'selectedTools': ['get_weather']}",
-        "['calculator', 'get_weather', 'tool_search']",
-        "sunny in Oslo",
-        "['calculator', 'tool_search']",
-    ]

@@ -4,13 +4,9 @@ str keys, expiry after `ttl` seconds, sync and async, safe across threads."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import io
 import math
-import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -277,20 +273,3 @@ def test_threads_sharing_a_store_see_whole_values() -> None:
         assert all(set(value) == {"writer", "i"} for value in seen)
     assert store.get("own3:1") == [3, 1]
     assert store.get("own3:3") is None
-
-
-# -- the docs page ----------------------------------------------------------------------------
-
-
-def test_docs_page_runs_and_prints_what_it_says() -> None:
-    page = Path(__file__).parent.parent / "docs" / "stores.md"
-    blocks = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
-    assert blocks
-    namespace: dict[str, Any] = {"__name__": "docs"}
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        for block in blocks:
-            exec(compile(block, str(page), "exec"), namespace)
-    printed = out.getvalue()
-    assert "{'city': 'Paris', 'temp': 21}" in printed
-    assert "cannot store 'weather:oslo'" in printed

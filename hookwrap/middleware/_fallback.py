@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, cast
 
 from .._caller import ModelCaller
@@ -12,7 +12,7 @@ from .._errors import Aborted, Interrupt, add_note
 from .._hooks import Middleware, async_twin, wrap_model
 from .._run import current_var
 from .._types import ModelRequest, ModelResponse
-from ._streams import aprimed, primed
+from ._shared import aprimed, error_matcher, primed
 
 __all__ = ["Fallback"]
 
@@ -54,25 +54,6 @@ def _alternative(item: object) -> _SameTarget | ModelCaller:
         ) from None
 
 
-def _on(value: object) -> Callable[[BaseException], bool]:
-    if value is None:
-        return lambda exc: True
-    kinds: tuple[object, ...] = ()
-    if isinstance(value, type):
-        kinds = (value,)
-    elif isinstance(value, tuple):
-        kinds = cast("tuple[object, ...]", value)
-    elif callable(value):
-        return cast("Callable[[BaseException], bool]", value)
-    if not kinds or not all(isinstance(k, type) and issubclass(k, BaseException) for k in kinds):
-        raise TypeError(
-            "Fallback(on=...) must be an exception type, a tuple of them, or a predicate "
-            f"taking the exception (got {value!r})"
-        )
-    types = cast("tuple[type[BaseException], ...]", kinds)
-    return lambda exc: isinstance(exc, types)
-
-
 class Fallback(Middleware):
     """When the model call fails, try each of `models` in turn until one answers.
 
@@ -96,7 +77,7 @@ class Fallback(Middleware):
         if not items:
             raise ValueError("Fallback(models=...) needs at least one alternative model")
         self.models: tuple[_SameTarget | ModelCaller, ...] = tuple(map(_alternative, items))
-        self.on: Callable[[BaseException], bool] = _on(on)
+        self.on = error_matcher("Fallback(on=...)", on, lambda exc: True)
 
     def __repr__(self) -> str:
         return f"Fallback(models=[{', '.join(m.label for m in self.models)}])"

@@ -7,13 +7,13 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .._errors import Aborted, Interrupt, add_note
 from .._hooks import Middleware, async_twin, wrap_model, wrap_tool
 from .._types import ModelRequest, ToolCall
-from ._streams import aprimed, primed
+from ._shared import aprimed, error_matcher, primed
 
 __all__ = ["Retry", "is_transient"]
 
@@ -86,25 +86,6 @@ def _seconds(name: str, value: object) -> float:
     return float(value)
 
 
-def _retry_on(value: object) -> Callable[[BaseException], bool]:
-    if value is None:
-        return is_transient
-    items: tuple[object, ...] = ()
-    if isinstance(value, type):
-        items = (value,)
-    elif isinstance(value, (tuple, list)):
-        items = tuple(cast("Sequence[object]", value))
-    elif callable(value):
-        return cast("Callable[[BaseException], bool]", value)
-    if not items or not all(isinstance(k, type) and issubclass(k, BaseException) for k in items):
-        raise TypeError(
-            "Retry(retry_on=...) must be an exception type, a tuple of them, or a predicate "
-            f"taking the exception (got {value!r})"
-        )
-    kinds = cast("tuple[type[BaseException], ...]", items)
-    return lambda exc: isinstance(exc, kinds)
-
-
 class Retry(Middleware):
     """Call the model (and, with `tools=True`, each tool) again after a transient failure.
 
@@ -141,7 +122,7 @@ class Retry(Middleware):
         if self.backoff < 1:
             raise ValueError(f"Retry(backoff=...) must be >= 1 (got {backoff!r})")
         self.jitter = jitter
-        self.retry_on: Callable[[BaseException], bool] = _retry_on(retry_on)
+        self.retry_on = error_matcher("Retry(retry_on=...)", retry_on, is_transient)
         self.retry_tools = tools  # `tools` is what a Middleware provides to an agent
 
     def __repr__(self) -> str:

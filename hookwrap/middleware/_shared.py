@@ -1,11 +1,36 @@
-"""Streams read up to their first chunk, so a failure before it can still be handled."""
+"""What several built-in middleware share: which errors they act on, and streams read up
+to their first chunk, so that a failure before it can still be handled."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from typing import Any, cast
 
-__all__ = ["aprimed", "primed"]
+__all__ = ["aprimed", "error_matcher", "primed"]
+
+
+def error_matcher(
+    argument: str, value: object, default: Callable[[BaseException], bool]
+) -> Callable[[BaseException], bool]:
+    """`value` (an exception type, a tuple or list of them, a predicate, or None for
+    `default`) as a predicate; anything else is a TypeError naming `argument`."""
+    if value is None:
+        return default
+    kinds: tuple[object, ...] = ()
+    if isinstance(value, type):
+        kinds = (value,)
+    elif isinstance(value, (tuple, list)):
+        kinds = tuple(cast("Sequence[object]", value))
+    elif callable(value):
+        return cast("Callable[[BaseException], bool]", value)
+    if not kinds or not all(isinstance(k, type) and issubclass(k, BaseException) for k in kinds):
+        raise TypeError(
+            f"{argument} must be an exception type, a tuple of them, or a predicate taking "
+            f"the exception (got {value!r})"
+        )
+    types = cast("tuple[type[BaseException], ...]", kinds)
+    return lambda exc: isinstance(exc, types)
+
 
 _EMPTY: Any = object()
 
