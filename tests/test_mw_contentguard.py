@@ -529,3 +529,29 @@ def test_async_functions_are_refused_as_rules_replacements_and_on_filtered() -> 
 def test_arguments_are_keyword_only() -> None:
     with pytest.raises(TypeError):
         ContentGuard([KEY])  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("made_by", ["Respond", "Fallback"])
+def test_an_answer_a_hook_made_is_guarded_in_an_openai_stream(made_by: str) -> None:
+    """A whole answer put into a streamed call by a hook (a `Respond`, a fallback model)
+    becomes the SDK's chunks; a secret in it must not slip through between them."""
+    pytest.importorskip("openai")
+    from hookwrap.middleware import Fallback
+
+    said = "the key is sk-SECRET123 ok"
+
+    @hw.before_model
+    def respond(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond(said)
+
+    def backup(prompt: str) -> str:
+        return said
+
+    provider = FakeProvider(["unused"])
+    provider.fail(503)
+    guard = ContentGuard(rules=[(r"sk-[A-Z0-9]+", "[redacted]")])
+    other = respond if made_by == "Respond" else Fallback(models=[backup])
+    client = hw.wrap(provider.openai(max_retries=0), use=[guard, other])
+    stream = client.chat.completions.create(model="m", messages=USER, stream=True)
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert text == "the key is [redacted] ok"

@@ -75,7 +75,9 @@ def _uid(prefix: str) -> str:
 
 
 def _pieces(text: str, n: int = 3) -> list[str]:
-    """`text` cut in up to `n` pieces, so a built stream is split like a real one."""
+    """`text` cut in up to `n` pieces, so a built stream is split like a real one. An
+    answer's text goes in one piece (`n=1`): hooks on chunks then see the whole of an
+    answer a hook made up, and a rule matching across pieces cannot miss it."""
     if not text:
         return []
     size = -(-len(text) // n)
@@ -608,7 +610,7 @@ class ChatCompletionsWire(Wire):
             return Event(None, {**head, "choices": [choice]})
 
         events = [event({"role": "assistant", "content": "", "refusal": None})]
-        events += [event({"content": p}) for p in _pieces(response.text)]
+        events += [event({"content": p}) for p in _pieces(response.text, 1)]
         for i, call in enumerate(calls):
             fn = {"name": call.name, "arguments": ""}
             start = {"index": i, "id": call.id, "type": "function", "function": fn}
@@ -1029,7 +1031,7 @@ class ResponsesWire(Wire):
                 part = item["content"][0]
                 at["content_index"] = 0
                 emit("response.content_part.added", **at, part={**part, "text": ""})
-                for piece in _pieces(part["text"]):
+                for piece in _pieces(part["text"], 1):
                     emit("response.output_text.delta", **at, delta=piece, logprobs=[])
                 emit("response.output_text.done", **at, text=part["text"], logprobs=[])
                 emit("response.content_part.done", **at, part=part)
@@ -1192,7 +1194,7 @@ class CompletionsWire(Wire):
             choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish}
             return Event(None, {**head, "choices": [choice]})
 
-        events = [event(p, None) for p in _pieces(response.text)]
+        events = [event(p, None) for p in _pieces(response.text, 1)]
         events.append(event("", _finish(response.finish_reason, _COMPLETION_FINISH, "stop")))
         if response.usage is not None:
             usage = _usage_out(response.usage, None, *_CHAT_USAGE, {})
