@@ -36,8 +36,8 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
 # -- the protocol -----------------------------------------------------------------------------
 
 
-def test_package_exports_the_protocol_and_memory_store() -> None:
-    assert hookwrap.stores.__all__ == ["MemoryStore", "Store"]
+def test_package_exports_the_protocol_and_the_stores() -> None:
+    assert hookwrap.stores.__all__ == ["MemoryStore", "RedisStore", "SQLiteStore", "Store"]
     assert isinstance(MemoryStore(), Store)
 
 

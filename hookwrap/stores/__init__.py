@@ -6,8 +6,12 @@ an optional time to live, sync and async.
 
 from ._base import Store
 from ._memory import MemoryStore
+from ._redis import RedisStore
+from ._sqlite import SQLiteStore
 
 __all__ = [
     "MemoryStore",
+    "RedisStore",
+    "SQLiteStore",
     "Store",
 ]

@@ -1,0 +1,212 @@
+"""`RedisStore`: a `Store` in a Redis server, shared by every process that reaches it.
+
+`redis` (the `hookwrap[redis]` extra) is imported when a `RedisStore` is made, so
+importing `hookwrap.stores` never needs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import threading
+from collections.abc import AsyncGenerator
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit, urlunsplit
+
+from ._base import check_key, check_ttl, dump
+
+if TYPE_CHECKING:
+    import redis
+    import redis.asyncio
+
+__all__ = ["RedisStore"]
+
+# Redis refuses an expiry that overflows its millisecond clock; a ttl that long (over a
+# hundred million years) is kept without one.
+_MAX_PX = 2**62
+
+_Entry = tuple["redis.asyncio.Redis", AsyncGenerator[None, None]]
+
+
+class RedisStore:
+    """A `Store` in a Redis server: for many processes on many machines.
+
+    Args:
+        url: the server, as `redis://[[user]:[password]@]host[:port][/db]`, `rediss://...`
+            (TLS) or `unix:///path/to/socket?db=0`. Nothing connects until the first call.
+        prefix: put in front of every key, so several applications can share one database.
+
+    Values are kept as JSON text; a `ttl` becomes Redis's own `PX` expiry (rounded up to
+    whole milliseconds), so keys expire on the server's clock. The sync methods share one
+    thread-safe connection pool. The `a*` methods use `redis.asyncio` with one client per
+    event loop, made on first use: a `redis.asyncio` client belongs to the loop it first
+    ran on. That client is closed when its loop shuts down (`asyncio.run` does this), or
+    at once by `await store.aclose()`.
+    """
+
+    def __init__(self, url: str, *, prefix: str = "hookwrap:") -> None:
+        if not isinstance(url, str):
+            raise TypeError(
+                "RedisStore(url) expects a str such as 'redis://localhost:6379/0' "
+                f"(got {type(url).__name__}: {url!r})"
+            )
+        if not isinstance(prefix, str):
+            raise TypeError(
+                f"RedisStore(prefix=...) expects a str (got {type(prefix).__name__}: {prefix!r})"
+            )
+        try:
+            import redis
+            import redis.asyncio
+        except ImportError as exc:
+            raise ImportError(
+                "RedisStore needs the redis package: pip install 'hookwrap[redis]'"
+            ) from exc
+        try:
+            # redis leaves `from_url(**kwargs)` unannotated
+            self._client = redis.Redis.from_url(url, decode_responses=True)  # pyright: ignore[reportUnknownMemberType]
+        except ValueError as exc:
+            raise ValueError(
+                "RedisStore(url) expects a redis://, rediss:// or unix:// URL "
+                f"(got {_redacted(url)!r}): {exc}"
+            ) from None
+        self._aredis = redis.asyncio.Redis
+        self.url = url
+        self.prefix = prefix
+        self._closed = False
+        self._lock = threading.Lock()
+        self._loops: dict[asyncio.AbstractEventLoop, _Entry] = {}
+
+    def __repr__(self) -> str:
+        closed = ", closed" if self._closed else ""
+        return f"RedisStore({_redacted(self.url)!r}, prefix={self.prefix!r}{closed})"
+
+    def get(self, key: str) -> Any | None:
+        """The value stored under `key` (a fresh copy), or `None` if none or expired."""
+        name = self.prefix + check_key(key)
+        return _load(self._sync().get(name))
+
+    def set(self, key: str, value: Any, ttl: float | None = None) -> None:
+        """Store a copy of `value` under `key`, for `ttl` seconds (`None`: no expiry)."""
+        name, text, px = self._entry(key, value, ttl)
+        self._sync().set(name, text, px=px)
+
+    def delete(self, key: str) -> None:
+        """Forget `key`; a missing key is not an error."""
+        name = self.prefix + check_key(key)
+        self._sync().delete(name)
+
+    async def aget(self, key: str) -> Any | None:
+        """`get` through this event loop's `redis.asyncio` client."""
+        name = self.prefix + check_key(key)
+        return _load(await (await self._async()).get(name))
+
+    async def aset(self, key: str, value: Any, ttl: float | None = None) -> None:
+        """`set` through this event loop's `redis.asyncio` client."""
+        name, text, px = self._entry(key, value, ttl)
+        await (await self._async()).set(name, text, px=px)
+
+    async def adelete(self, key: str) -> None:
+        """`delete` through this event loop's `redis.asyncio` client."""
+        name = self.prefix + check_key(key)
+        await (await self._async()).delete(name)
+
+    def close(self) -> None:
+        """Close the sync connections; the store cannot be used afterwards. The async client
+        of a loop still running closes when that loop shuts down, or use `aclose`."""
+        self._closed = True
+        self._client.close()
+
+    async def aclose(self) -> None:
+        """`close`, and close the running loop's async client now."""
+        self.close()
+        with self._lock:
+            entry = self._loops.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await entry[1].aclose()
+
+    def __enter__(self) -> RedisStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> RedisStore:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def _entry(self, key: str, value: Any, ttl: float | None) -> tuple[str, str, int | None]:
+        """What `set` writes: the prefixed key, the value as JSON text, the `PX` expiry."""
+        check_key(key)
+        seconds = check_ttl(ttl)
+        text = dump(key, value)
+        # PX counts whole milliseconds and refuses 0: round up, never down to 0
+        px = None if seconds is None else math.ceil(seconds * 1000)
+        return self.prefix + key, text, None if px is None or px > _MAX_PX else px
+
+    def _sync(self) -> redis.Redis:
+        if self._closed:
+            raise ValueError(f"{self!r} cannot be used: it was closed")
+        return self._client
+
+    async def _async(self) -> redis.asyncio.Redis:
+        """The running loop's client, made (and tied to the loop's shutdown) on first use."""
+        if self._closed:
+            raise ValueError(f"{self!r} cannot be used: it was closed")
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            entry = self._loops.get(loop)
+            if entry is not None:
+                return entry[0]
+            # loops closed without shutting down their async generators leave entries behind
+            for old in [old for old in self._loops if old.is_closed()]:
+                del self._loops[old]
+            client = self._aredis.from_url(self.url, decode_responses=True)  # pyright: ignore[reportUnknownMemberType]
+            keeper = self._close_with_loop(loop, client)
+            self._loops[loop] = (client, keeper)
+        # Started, the generator is registered with the loop, whose `shutdown_asyncgens`
+        # (run by `asyncio.run` before it closes the loop) resumes it to close the client
+        # while its loop can still run the closing.
+        await keeper.__anext__()
+        return client
+
+    async def _close_with_loop(
+        self, loop: asyncio.AbstractEventLoop, client: redis.asyncio.Redis
+    ) -> AsyncGenerator[None, None]:
+        try:
+            yield
+        finally:
+            with self._lock:
+                entry = self._loops.get(loop)
+                if entry is not None and entry[0] is client:
+                    del self._loops[loop]
+            await client.aclose()
+
+
+def _load(text: object) -> Any | None:
+    return None if text is None else json.loads(cast("str", text))
+
+
+def _redacted(url: str) -> str:
+    """`url` without its password, for messages and `repr`."""
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+    except ValueError:
+        return "<an unparsable URL>"
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))

@@ -1,0 +1,514 @@
+"""SQLiteStore (SPEC §7), and the `Store` contract every store passes: `StoreContract`
+runs here against MemoryStore and SQLiteStore, and against RedisStore in
+test_stores_redis.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+import hookwrap.stores._memory as memory
+import hookwrap.stores._sqlite as sqlite_module
+from hookwrap.middleware._toolcache import ToolCache
+from hookwrap.stores import MemoryStore, Store
+from hookwrap.stores._sqlite import SQLiteStore
+
+Advance = Callable[[float], None]
+
+
+class Clock:
+    """A clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(sqlite_module, "_now", fake)
+    monkeypatch.setattr(memory, "_now", fake)
+    return fake
+
+
+# -- the contract every store follows ---------------------------------------------------------
+
+JSON_VALUES = [
+    None,
+    True,
+    0,
+    -7,
+    2**70,
+    2.5,
+    "",
+    "héllo ✓ \x00 '\"",
+    [],
+    {},
+    [1, "a", None, [False, {"x": [1.5]}]],
+    {"a": {"b": [1, 2, {"c": None}]}, "z": True},
+]
+
+
+class Opaque:
+    def __repr__(self) -> str:
+        return "Opaque()"
+
+
+class StoreContract:
+    """What every `hookwrap.stores` store does. A subclass named `Test...` provides the
+    fixtures `store` (a fresh, empty store) and `advance` (moves that store's clock on)."""
+
+    def test_is_a_store(self, store: Store) -> None:
+        assert isinstance(store, Store)
+
+    @pytest.mark.parametrize("value", JSON_VALUES)
+    def test_set_then_get_gives_back_an_equal_value_of_the_same_types(
+        self, store: Store, value: Any
+    ) -> None:
+        store.set("k", value)
+        got = store.get("k")
+        assert got == value
+        assert repr(got) == repr(value)  # 1 stays 1, not 1.0; True stays True
+
+    def test_missing_key_reads_as_none(self, store: Store) -> None:
+        assert store.get("nothing here") is None
+
+    def test_keys_are_exact(self, store: Store) -> None:
+        store.set("a", 1)
+        store.set("A", 2)
+        store.set("a ", 3)
+        store.set("", 4)
+        assert [store.get(k) for k in ("a", "A", "a ", "", "b")] == [1, 2, 3, 4, None]
+
+    def test_a_copy_is_stored_and_a_fresh_copy_is_returned(self, store: Store) -> None:
+        value = {"items": [1, 2]}
+        store.set("k", value)
+        value["items"].append(3)
+        got = store.get("k")
+        assert got == {"items": [1, 2]}
+        got["items"].append(4)
+        assert store.get("k") == {"items": [1, 2]}
+        assert store.get("k") is not store.get("k")
+
+    def test_set_overwrites(self, store: Store) -> None:
+        store.set("k", 1)
+        store.set("k", [2])
+        assert store.get("k") == [2]
+
+    def test_delete_forgets_and_a_missing_key_is_fine(self, store: Store) -> None:
+        store.set("k", 1)
+        store.set("other", 2)
+        store.delete("k")
+        store.delete("k")
+        store.delete("never set")
+        assert store.get("k") is None
+        assert store.get("other") == 2
+
+    @pytest.mark.parametrize(
+        ("value", "problem"),
+        [
+            (Opaque(), "the value is of type Opaque (Opaque())"),
+            ((1, 2), "the value is of type tuple"),
+            ({1: "one"}, "the value has the key 1 of type int (JSON keys are str)"),
+            ([math.nan], "the value[0] is nan"),
+        ],
+    )
+    def test_a_value_that_is_not_json_is_a_type_error_and_nothing_is_stored(
+        self, store: Store, value: Any, problem: str
+    ) -> None:
+        store.set("user:42", "before")
+        with pytest.raises(TypeError) as caught:
+            store.set("user:42", value)
+        assert "'user:42'" in str(caught.value)
+        assert problem in str(caught.value)
+        with pytest.raises(TypeError, match="'user:42'"):
+            asyncio.run(store.aset("user:42", value))
+        assert store.get("user:42") == "before"
+
+    @pytest.mark.parametrize("key", [1, None, b"k"])
+    def test_keys_must_be_str_in_every_method(self, store: Store, key: Any) -> None:
+        calls: list[Callable[[], object]] = [
+            lambda: store.get(key),
+            lambda: store.set(key, 1),
+            lambda: store.delete(key),
+            lambda: asyncio.run(store.aget(key)),
+            lambda: asyncio.run(store.aset(key, 1)),
+            lambda: asyncio.run(store.adelete(key)),
+        ]
+        for call in calls:
+            with pytest.raises(TypeError, match="store keys must be str"):
+                call()
+
+    @pytest.mark.parametrize(
+        ("ttl", "error"),
+        [
+            ("10", TypeError),
+            (True, TypeError),
+            (0, ValueError),
+            (-1, ValueError),
+            (math.nan, ValueError),
+            (math.inf, ValueError),
+        ],
+    )
+    def test_a_bad_ttl_is_refused_and_nothing_is_stored(
+        self, store: Store, ttl: Any, error: type[Exception]
+    ) -> None:
+        with pytest.raises(error, match="ttl must be a"):
+            store.set("k", 1, ttl=ttl)
+        with pytest.raises(error, match="ttl must be a"):
+            asyncio.run(store.aset("k", 1, ttl=ttl))
+        assert store.get("k") is None
+
+    def test_a_key_expires_after_its_ttl(self, store: Store, advance: Advance) -> None:
+        store.set("k", "v", ttl=0.05)
+        store.set("forever", "v")
+        store.set("long", "v", ttl=1e12)
+        assert store.get("k") == "v"
+        advance(0.06)
+        assert store.get("k") is None
+        assert store.get("forever") == "v"
+        assert store.get("long") == "v"
+
+    def test_setting_again_replaces_the_expiry_and_no_ttl_removes_it(
+        self, store: Store, advance: Advance
+    ) -> None:
+        store.set("k", 1, ttl=0.05)
+        store.set("k", 2)
+        store.set("j", 1)
+        store.set("j", 2, ttl=0.05)
+        advance(0.06)
+        assert store.get("k") == 2
+        assert store.get("j") is None
+
+    def test_async_methods_do_what_the_sync_ones_do_in_every_event_loop(
+        self, store: Store, advance: Advance
+    ) -> None:
+        async def main(n: int) -> list[Any]:
+            await store.aset(f"a{n}", {"x": n})
+            await store.aset(f"b{n}", [n], ttl=0.05)
+            seen = [await store.aget(f"a{n}"), await store.aget(f"b{n}")]
+            await store.adelete(f"a{n}")
+            await store.adelete("never set")
+            return [*seen, await store.aget(f"a{n}")]
+
+        for n in range(3):  # each asyncio.run is a new event loop
+            assert asyncio.run(main(n)) == [{"x": n}, [n], None]
+        assert store.get("b2") == [2]
+        store.set("from sync", [True])
+        assert asyncio.run(store.aget("from sync")) == [True]
+        advance(0.06)
+        assert asyncio.run(store.aget("b2")) is None
+
+    def test_concurrent_tasks_each_see_their_own_values(self, store: Store) -> None:
+        async def task(n: int) -> Any:
+            await store.aset(f"task{n}", {"n": n, "data": [n] * n})
+            await asyncio.sleep(0)
+            return await store.aget(f"task{n}")
+
+        async def main() -> list[Any]:
+            return await asyncio.gather(*(task(n) for n in range(40)))
+
+        assert asyncio.run(main()) == [{"n": n, "data": [n] * n} for n in range(40)]
+
+    def test_threads_sharing_a_store_see_whole_values(self, store: Store) -> None:
+        start = threading.Barrier(6)
+
+        def work(n: int) -> list[Any]:
+            start.wait(timeout=5)
+            seen = []
+            for i in range(60):
+                store.set(f"own{n}:{i}", [n, i])
+                store.set("shared", {"writer": n, "i": i, "pad": "x" * (n * 100)})
+                seen.append(store.get("shared"))
+                assert store.get(f"own{n}:{i}") == [n, i]
+                if i % 3 == 0:
+                    store.delete(f"own{n}:{i}")
+            return seen
+
+        with ThreadPoolExecutor(6) as pool:
+            results = list(pool.map(work, range(6)))
+        for seen in results:
+            assert all(len(value["pad"]) == 100 * value["writer"] for value in seen)
+        assert store.get("own3:1") == [3, 1]
+        assert store.get("own3:3") is None
+
+
+class TestMemoryStoreContract(StoreContract):
+    @pytest.fixture
+    def store(self) -> MemoryStore:
+        return MemoryStore()
+
+    @pytest.fixture
+    def advance(self, clock: Clock) -> Advance:
+        return clock.advance
+
+
+class TestSQLiteStoreContract(StoreContract):
+    @pytest.fixture(params=["file", ":memory:"])
+    def store(self, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLiteStore]:
+        path = tmp_path / "store.db" if request.param == "file" else ":memory:"
+        with SQLiteStore(path) as store:
+            yield store
+
+    @pytest.fixture
+    def advance(self, clock: Clock) -> Advance:
+        return clock.advance
+
+
+# -- SQLiteStore ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "hookwrap.db"
+
+
+def test_the_file_and_its_table_are_made_when_missing_in_wal_mode(path: Path) -> None:
+    with SQLiteStore(path) as store:
+        store.set("k", {"v": 1})
+    assert path.exists()
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert db.execute("SELECT key, value FROM hookwrap_store").fetchall() == [("k", '{"v":1}')]
+    db.close()
+    with SQLiteStore(str(path)) as again:  # an existing table is kept, a str path works
+        assert again.get("k") == {"v": 1}
+
+
+@pytest.mark.parametrize(
+    ("path", "error", "message"),
+    [
+        (b"store.db", TypeError, "expects a file path (str or os.PathLike) or ':memory:' "),
+        (3, TypeError, "(got int: 3)"),
+        (None, TypeError, "(got NoneType: None)"),
+        ("", ValueError, "got '', which SQLite would take as a private temporary database"),
+    ],
+)
+def test_a_bad_path_is_refused_naming_the_argument(
+    path: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error) as caught:
+        SQLiteStore(path)
+    assert str(caught.value).startswith("SQLiteStore(path) expects")
+    assert message in str(caught.value)
+
+
+def test_a_file_that_cannot_be_opened_names_the_path(tmp_path: Path) -> None:
+    missing = tmp_path / "no such folder" / "store.db"
+    with pytest.raises(sqlite3.OperationalError, match=r"SQLiteStore cannot open .*no such folder"):
+        SQLiteStore(missing)
+    garbage = tmp_path / "notes.txt"
+    garbage.write_text("not a database, " * 100)
+    with pytest.raises(sqlite3.DatabaseError, match=r"cannot open .*notes\.txt.*not a database"):
+        SQLiteStore(garbage)
+    assert garbage.read_text() == "not a database, " * 100
+
+
+def test_two_stores_on_one_file_see_each_others_writes(path: Path) -> None:
+    with SQLiteStore(path) as one, SQLiteStore(path) as other:
+        one.set("k", [1])
+        assert other.get("k") == [1]
+        other.set("k", [2])
+        assert one.get("k") == [2]
+        one.delete("k")
+        assert other.get("k") is None
+
+        async def main() -> Any:
+            await other.aset("async", {"from": "other"})
+            return await one.aget("async")
+
+        assert asyncio.run(main()) == {"from": "other"}
+
+
+def test_another_process_reads_what_this_one_wrote_and_writes_back(path: Path) -> None:
+    with SQLiteStore(path) as store:
+        store.set("checkpoint", {"messages": ["hi"], "step": 3})
+        store.set("gone", 1, ttl=0.001)
+        child = """
+import json, sys
+from hookwrap.stores._sqlite import SQLiteStore
+with SQLiteStore(sys.argv[1]) as store:
+    print(json.dumps([store.get("checkpoint"), store.get("gone")]))
+    store.set("from child", {"pid": "child"})
+"""
+        done = subprocess.run(
+            [sys.executable, "-c", child, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == [{"messages": ["hi"], "step": 3}, None]
+        assert store.get("from child") == {"pid": "child"}
+
+
+def test_expiry_is_an_absolute_unix_time_checked_on_read(path: Path, clock: Clock) -> None:
+    with SQLiteStore(path) as store, SQLiteStore(path) as other:
+        store.set("k", "v", ttl=10)
+        with sqlite3.connect(path) as db:
+            row = db.execute("SELECT expires FROM hookwrap_store WHERE key = 'k'").fetchone()
+        db.close()
+        assert row == (clock.now + 10,)
+        clock.advance(9.99)
+        assert other.get("k") == "v"
+        clock.advance(0.01)
+        assert other.get("k") is None
+        assert store.get("k") is None
+
+
+def _rows(path: Path) -> int:
+    with sqlite3.connect(path) as db:
+        (count,) = db.execute("SELECT count(*) FROM hookwrap_store").fetchone()
+    db.close()
+    return int(count)
+
+
+def test_expired_rows_never_read_are_purged_on_open_and_as_writes_go_on(
+    path: Path, clock: Clock
+) -> None:
+    with SQLiteStore(path) as store:
+        for i in range(10):
+            store.set(f"old{i}", i, ttl=1)
+        store.set("kept", "v")
+        clock.advance(2)
+        assert _rows(path) == 11
+    with SQLiteStore(path) as store:
+        assert _rows(path) == 1
+        for i in range(100):
+            store.set(f"old{i}", i, ttl=1)
+        clock.advance(2)
+        for i in range(28):
+            store.set(f"new{i}", i)
+        assert _rows(path) == 1 + 28  # the 128th write purged the 100 expired rows
+        assert store.get("kept") == "v"
+
+
+def test_threads_with_their_own_store_on_one_file(path: Path) -> None:
+    SQLiteStore(path).close()  # the table exists before the threads race to open the file
+    start = threading.Barrier(4)
+
+    def work(n: int) -> list[Any]:
+        with SQLiteStore(path) as store:
+            start.wait(timeout=5)
+            seen = []
+            for i in range(50):
+                store.set(f"t{n}:{i}", {"n": n, "i": i})
+                store.set("shared", {"writer": n, "pad": "x" * (n * 100)})
+                seen.append(store.get("shared"))
+            return seen
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(work, range(4)))
+    assert all(len(v["pad"]) == 100 * v["writer"] for seen in results for v in seen)
+    with SQLiteStore(path) as store:
+        for n in range(4):
+            assert [store.get(f"t{n}:{i}") for i in range(50)] == [
+                {"n": n, "i": i} for i in range(50)
+            ]
+
+
+def test_async_methods_wait_for_a_locked_database_without_blocking_the_loop(path: Path) -> None:
+    with SQLiteStore(path) as store:
+        store.set("k", 0)
+        locker = sqlite3.connect(path, isolation_level=None)
+
+        async def main() -> tuple[int, bool, Any]:
+            locker.execute("BEGIN EXCLUSIVE")  # another writer holds the database
+            write = asyncio.create_task(store.aset("k", 1))
+            ticks = 0
+            for _ in range(5):
+                await asyncio.sleep(0.01)
+                ticks += 1
+            waiting = not write.done()
+            locker.execute("COMMIT")
+            await write
+            return ticks, waiting, await store.aget("k")
+
+        try:
+            assert asyncio.run(main()) == (5, True, 1)
+        finally:
+            locker.close()
+
+
+def test_close_ends_the_store_and_keeps_the_data(path: Path) -> None:
+    store = SQLiteStore(path)
+    store.set("k", [1])
+    store.close()
+    store.close()
+    assert repr(store) == f"SQLiteStore({str(path)!r}, closed)"
+    calls: list[Callable[[], object]] = [
+        lambda: store.get("k"),
+        lambda: store.set("k", 2),
+        lambda: store.delete("k"),
+        lambda: asyncio.run(store.aget("k")),
+        lambda: asyncio.run(store.aset("k", 2)),
+        lambda: asyncio.run(store.adelete("k")),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"SQLiteStore\(.*closed\) cannot be used"):
+            call()
+    with SQLiteStore(path) as again:
+        assert again.get("k") == [1]
+
+
+def test_as_a_context_manager_it_closes_even_on_error(path: Path) -> None:
+    with pytest.raises(RuntimeError, match="boom"), SQLiteStore(path) as store:
+        assert repr(store) == f"SQLiteStore({str(path)!r})"
+        store.set("k", 1)
+        raise RuntimeError("boom")
+    with pytest.raises(ValueError, match="closed"):
+        store.get("k")
+
+
+def test_memory_database_belongs_to_its_object() -> None:
+    with SQLiteStore(":memory:") as one, SQLiteStore(":memory:") as other:
+        one.set("k", 1)
+        assert other.get("k") is None
+        assert asyncio.run(one.aget("k")) == 1  # the worker thread uses the same database
+
+
+def test_tool_cache_shares_results_through_one_file(path: Path) -> None:
+    calls: list[int] = []
+
+    def make(store: SQLiteStore) -> Any:
+        @hw.tool(use=[ToolCache(store=store)])
+        def square(n: int) -> int:
+            """Square a number."""
+            calls.append(n)
+            return n * n
+
+        @hw.tool(use=[ToolCache(store=store)])
+        async def asquare(n: int) -> int:
+            """Square a number."""
+            calls.append(-n)
+            return n * n
+
+        return square, asquare
+
+    with SQLiteStore(path) as one, SQLiteStore(path) as other:
+        square, asquare = make(one)
+        square_elsewhere, asquare_elsewhere = make(other)  # as another process would
+        assert square(4) == 16
+        assert square_elsewhere(4) == 16
+        assert asyncio.run(asquare(5)) == 25
+        assert asyncio.run(asquare_elsewhere(5)) == 25
+    assert calls == [4, -5]
