@@ -9,6 +9,9 @@ def add_system(request):
 ask = hw.model(my_llm_function, use=[add_system])
 """
 
+from ._agent import Agent
+from ._agent import AgentEvent
+from ._agent import interrupt
 from ._errors import Aborted
 from ._errors import Interrupt
 from ._explain import explain
@@ -66,6 +69,8 @@ __all__ = [
     "DROP",
     "Abort",
     "Aborted",
+    "Agent",
+    "AgentEvent",
     "AgentSetup",
     "Chunk",
     "FinishInfo",
@@ -98,6 +103,7 @@ __all__ = [
     "before_tool",
     "current",
     "explain",
+    "interrupt",
     "model",
     "on_abort",
     "on_chunk",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -100,8 +101,17 @@ class Adapter:
         raise NotImplementedError
 
     def respond_chunks(self, response: ModelResponse, request: ModelRequest) -> list[Chunk]:
-        """The chunks standing for a `Respond`ed answer in a streamed call."""
-        return [Chunk("text", response.text)] if response.text else []
+        """The chunks standing for a whole answer (a `Respond`, a wrap hook's) in a streamed
+        call: its text, each tool call whole, its usage and finish reason."""
+        chunks = [Chunk("text", response.text)] if response.text else []
+        for call in response.message.tool_calls:
+            arguments = json.dumps(dict(call.arguments))
+            chunks.append(Chunk("tool_call_start", arguments, call.id, call.name))
+        if response.usage is not None:
+            chunks.append(Chunk("usage", usage=response.usage))
+        if response.finish_reason is not None:
+            chunks.append(Chunk("finish", finish_reason=response.finish_reason))
+        return chunks
 
     def stream_result(self, stream: Any, call: Call | None) -> Any:
         """What the caller gets for a stream (`stream` is hookwrap's native iterator)."""

@@ -1,35 +1,42 @@
 """Call any model target hookwrap can wrap with a `ModelRequest`, for a `ModelResponse`.
 
 A model function, an SDK client (OpenAI, Anthropic, Google GenAI; wrapped or not): the
-target is wrapped once with two private hooks. The call starts from a minimal native call
-(one placeholder message); a `before_model` hook puts the neutral request in its place,
-which the target's adapter writes into the native call as it does for any hook, and an
-`after_model` hook keeps the neutral response. So a request made for one provider runs on
-another, through each adapter's own mapping.
+target is wrapped once with private hooks (and any hooks its owner adds). The call starts
+from a minimal native call (one placeholder message); a `before_model` hook puts the
+neutral request in its place, which the target's adapter writes into the native call as
+it does for any hook; an `after_model` hook keeps the neutral response, and an `on_chunk`
+hook hands the neutral chunks of a streamed call to `stream`/`astream`. So a request made
+for one provider runs on another, through each adapter's own mapping.
 """
 
 from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from contextvars import ContextVar
 from typing import Any, cast
 
-from ._hooks import after_model, before_model
-from ._types import ModelRequest, ModelResponse
+from ._hooks import after_model, before_model, on_chunk
+from ._types import Chunk, ModelRequest, ModelResponse
 
 __all__ = ["ModelCaller"]
 
-# A native call: given the request (a model function) or the model name (a client), and
-# the neutral request.
-Entry = Callable[[Any, ModelRequest], Any]
+# A native call: given the request (a model function) or the model name (a client), the
+# neutral request, and whether to stream.
+Entry = Callable[[Any, ModelRequest, bool], Any]
 
 _PLACEHOLDER = "."
 _DEFAULT_MAX_TOKENS = 4096
 
-# The request to send and where to put the answer, for the call being made.
-_carried: ContextVar[tuple[ModelRequest, list[ModelResponse]]] = ContextVar("hookwrap_carried")
+# The request to send, where to put the answer and (streaming) the chunks, for the call
+# being made.
+_carried: ContextVar[tuple[ModelRequest, list[ModelResponse], list[Chunk] | None]] = ContextVar(
+    "hookwrap_carried"
+)
+# Outside every other hook: the carried request is what the others see first, the kept
+# response and chunks are what they leave last.
+_OUTERMOST = 1 << 62
 
 # Options every provider has, under each one's name for it.
 _PORTABLE = {
@@ -68,9 +75,9 @@ def portable(options: Mapping[str, Any]) -> dict[str, Any]:
     return found
 
 
-@before_model(name="hookwrap.carry_request")
+@before_model(name="hookwrap.carry_request", priority=_OUTERMOST)
 def _carry(request: ModelRequest) -> ModelRequest:
-    wanted, _ = _carried.get()
+    wanted = _carried.get()[0]
     # the native call's own options (a required `max_tokens`) stay unless the request sets them
     return wanted.replace(
         raw=request.raw,
@@ -80,9 +87,16 @@ def _carry(request: ModelRequest) -> ModelRequest:
     )
 
 
-@after_model(name="hookwrap.keep_response")
+@after_model(name="hookwrap.keep_response", priority=_OUTERMOST)
 def _keep(request: ModelRequest, response: ModelResponse) -> None:
     _carried.get()[1].append(response)
+
+
+@on_chunk(name="hookwrap.keep_chunk", priority=-_OUTERMOST)
+def _keep_chunk(chunk: Chunk) -> None:
+    sink = _carried.get()[2]
+    if sink is not None:
+        sink.append(chunk)
 
 
 def _sdk(target: Any) -> str | None:
@@ -102,13 +116,15 @@ def _sdk(target: Any) -> str | None:
 class ModelCaller:
     """One model target, called with neutral requests.
 
-    `model` names the model for an SDK client (None: the request's own). `is_async`
-    tells whether `acall` must be used; a Google client serves both.
+    `model` names the model for an SDK client (None: the request's own). `use` adds
+    model hooks around every call (inside the private ones that carry the request in and
+    the response out). `is_async` tells whether `acall` must be used; a Google client
+    serves both.
     """
 
     __slots__ = ("_async", "_sync", "accepts", "is_async", "label", "model", "sdk")
 
-    def __init__(self, target: Any, model: str | None = None) -> None:
+    def __init__(self, target: Any, model: str | None = None, use: Any = ()) -> None:
         from ._wrap import model as hook_model
         from ._wrap import wrap
 
@@ -117,7 +133,7 @@ class ModelCaller:
         self._sync: Entry | None = None
         self._async: Entry | None = None
         self.accepts: Callable[[str], bool] = lambda option: True
-        use = [_carry, _keep]
+        use = [_carry, use, _keep, _keep_chunk]
         if self.sdk is None:
             if not callable(target):
                 raise TypeError(
@@ -141,6 +157,7 @@ class ModelCaller:
         return f"<ModelCaller {self.label}>"
 
     def _request(self, request: ModelRequest) -> ModelRequest:
+        """The request as the target can take it: only the options it understands."""
         if self.sdk is not None:
             kept = portable(request.options)
             spelling = _SPELLING[self.sdk]
@@ -163,9 +180,9 @@ class ModelCaller:
         if self._sync is None:
             raise TypeError(f"{self.label} is async: it cannot answer a sync call")
         box: list[ModelResponse] = []
-        token = _carried.set((self._request(request), box))
+        token = _carried.set((self._request(request), box, None))
         try:
-            made = self._sync(request if self.sdk is None else self._model(request), request)
+            made = self._sync(self._first(request), request, False)
             if hasattr(made, "__next__"):  # a streaming function: read to its end
                 for _ in made:
                     pass
@@ -173,14 +190,61 @@ class ModelCaller:
             _carried.reset(token)
         return box[-1]
 
+    def _first(self, request: ModelRequest) -> Any:
+        return request if self.sdk is None else self._model(request)
+
+    def stream(self, request: ModelRequest) -> Generator[Chunk | ModelResponse, None, None]:
+        """Answer `request` streamed, in a sync call: the chunks as the hooks pass them on,
+        then the response (assembled from them). A target that does not stream gives only
+        the response."""
+        if self._sync is None:
+            raise TypeError(f"{self.label} is async: it cannot answer a sync call")
+        box: list[ModelResponse] = []
+        sink: list[Chunk] = []
+        token = _carried.set((self._request(request), box, sink))
+        try:
+            made = self._sync(self._first(request), request, True)
+            if hasattr(made, "__next__"):
+                for _ in made:
+                    yield from sink
+                    sink.clear()
+                yield from sink
+        finally:
+            _carried.reset(token)
+        yield box[-1]
+
+    async def astream(self, request: ModelRequest) -> AsyncGenerator[Chunk | ModelResponse, None]:
+        """`stream` for async callers; a sync target runs inline."""
+        if self._async is None:
+            for item in self.stream(request):
+                yield item
+            return
+        box: list[ModelResponse] = []
+        sink: list[Chunk] = []
+        token = _carried.set((self._request(request), box, sink))
+        try:
+            made = self._async(self._first(request), request, True)
+            if not hasattr(made, "__anext__"):
+                made = await made
+            if hasattr(made, "__anext__"):
+                async for _ in made:
+                    for chunk in sink:
+                        yield chunk
+                    sink.clear()
+                for chunk in sink:
+                    yield chunk
+        finally:
+            _carried.reset(token)
+        yield box[-1]
+
     async def acall(self, request: ModelRequest) -> ModelResponse:
         """Answer `request` (never streamed), in an async call; a sync target runs inline."""
         if self._async is None:
             return self.call(request)
         box: list[ModelResponse] = []
-        token = _carried.set((self._request(request), box))
+        token = _carried.set((self._request(request), box, None))
         try:
-            made = self._async(request if self.sdk is None else self._model(request), request)
+            made = self._async(self._first(request), request, False)
             if hasattr(made, "__anext__"):
                 async for _ in made:
                     pass
@@ -207,17 +271,23 @@ def _function_entry(hooked: Any, target: Any) -> tuple[Entry, Callable[[str], bo
 
     adapter = FunctionAdapter(target)
     if adapter.form == "request":
+        streams = adapter.streams
 
-        def with_request(request: Any, carried: ModelRequest) -> Any:
-            return hooked(request)
+        def with_request(request: Any, carried: ModelRequest, stream: bool) -> Any:
+            # Only a generator function is asked to stream: a whole answer to a streamed
+            # call would pass a `wrap_model` hook as text chunks, its tool calls lost.
+            return hooked(request.replace(stream=stream and streams))
 
         return with_request, lambda option: True
     placeholder: Any = [] if adapter.form == "messages" else _PLACEHOLDER
     name = adapter.name
     taken = adapter.accepts - {name, "model", "stream"}
     var_kw = adapter.var_kw
+    can_stream = var_kw or "stream" in adapter.accepts
 
-    def with_placeholder(request: Any, carried: ModelRequest) -> Any:
+    def with_placeholder(request: Any, carried: ModelRequest, stream: bool) -> Any:
+        if stream and can_stream:
+            return hooked(**{name: placeholder, "stream": True})
         return hooked(**{name: placeholder})
 
     return with_placeholder, lambda option: var_kw or option in taken
@@ -229,23 +299,38 @@ def _client_entries(sdk: str, client: Any) -> tuple[Entry | None, Entry | None]:
 
     if sdk == "openai":
 
-        def openai_call(model: str, request: ModelRequest) -> Any:
+        def openai_call(model: str, request: ModelRequest, stream: bool) -> Any:
+            if stream:
+                return client.chat.completions.create(
+                    model=model,
+                    messages=user,
+                    stream=True,
+                    stream_options={"include_usage": True},
+                )
             return client.chat.completions.create(model=model, messages=user)
 
         return (None, openai_call) if _async_client(client) else (openai_call, None)
     if sdk == "anthropic":
 
-        def anthropic_call(model: str, request: ModelRequest) -> Any:
+        def anthropic_call(model: str, request: ModelRequest, stream: bool) -> Any:
             limit = portable(request.options).get("max_tokens", _DEFAULT_MAX_TOKENS)
+            if stream:
+                return client.messages.create(
+                    model=model, max_tokens=limit, messages=user, stream=True
+                )
             return client.messages.create(model=model, max_tokens=limit, messages=user)
 
         return (None, anthropic_call) if _async_client(client) else (anthropic_call, None)
 
-    def google_call(model: str, request: ModelRequest) -> Any:
-        return client.models.generate_content(model=model, contents=_PLACEHOLDER)
+    def google_call(model: str, request: ModelRequest, stream: bool) -> Any:
+        models = client.models
+        call = models.generate_content_stream if stream else models.generate_content
+        return call(model=model, contents=_PLACEHOLDER)
 
-    def google_acall(model: str, request: ModelRequest) -> Any:
-        return client.aio.models.generate_content(model=model, contents=_PLACEHOLDER)
+    def google_acall(model: str, request: ModelRequest, stream: bool) -> Any:
+        models = client.aio.models
+        call = models.generate_content_stream if stream else models.generate_content
+        return call(model=model, contents=_PLACEHOLDER)
 
     if hasattr(client, "aio"):
         return google_call, google_acall

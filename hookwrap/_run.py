@@ -115,8 +115,10 @@ class RunState:
         "usage",
     )
 
-    def __init__(self, context: Any = None, is_async: bool = False) -> None:
-        self._id: str | None = None
+    def __init__(
+        self, context: Any = None, is_async: bool = False, run_id: str | None = None
+    ) -> None:
+        self._id = run_id  # given when a run is resumed; else made on first read
         self.context = context
         self.state = State()
         self.decisions: dict[str, Any] = {}

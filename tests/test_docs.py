@@ -32,6 +32,7 @@ WHOLE_PAGES = [
     "hooks/on-usage.md",
     "hooks/wrap-tool.md",
     "index.md",
+    "agent.md",
     "middleware/index.md",
     "middleware/retry.md",
     "middleware/fallback.md",

@@ -12,6 +12,12 @@ EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
 
 # What each example must print: evidence that the hooks really ran.
 EXPECTED: dict[str, list[str]] = {
+    "agent.py": [
+        "paused: interrupted, asking {'question': 'delete draft.txt?'}",  # hw.interrupt
+        "answer: Done: draft.txt is gone, notes.txt is left.",  # resumed with a decision
+        "files left: ['notes.txt']",  # the approved tool call ran
+        "chunks: Nothing else to tidy.",  # agent.stream events
+    ],
     "quickstart.py": [
         "(Answer in one sentence.) You asked: what is the deploy key.",  # system prompt hook
         "[redacted]",  # streamed secret redacted

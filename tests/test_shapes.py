@@ -204,6 +204,33 @@ def test_a_whole_response_from_a_wrap_hook_reaches_a_streaming_caller_as_a_strea
     assert seen == ["from the hook"]
 
 
+def test_a_whole_answer_with_tool_calls_keeps_them_in_a_dict_stream() -> None:
+    """Its tool calls, usage and finish reason become chunks too, and `after_model` (which
+    sees what the caller received) gets them back."""
+    seen: list[hw.ModelResponse] = []
+    call = hw.ToolCall("call_1", "get_weather", {"city": "Paris"})
+
+    @hw.wrap_model
+    def whole(request: hw.ModelRequest) -> Any:
+        yield request
+        message = hw.Message("assistant", "Checking.", tool_calls=(call,))
+        return hw.ModelResponse(message, hw.Usage(3, 2, 5), "tool_calls")
+
+    @hw.after_model
+    def record(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response)
+
+    def llm(prompt: str) -> Iterator[dict[str, Any]]:
+        yield {"kind": "text", "text": "never"}
+
+    chunks = list(hw.model(llm, use=[whole, record])("hi"))
+    assert [c["kind"] for c in chunks] == ["text", "tool_call_start", "usage", "finish"]
+    assert chunks[1]["tool_name"] == "get_weather"
+    assert seen[0].message.tool_calls == (call,)
+    assert seen[0].usage == hw.Usage(3, 2, 5)
+    assert seen[0].finish_reason == "tool_calls"
+
+
 @pytest.mark.parametrize("shape", EAGER)
 def test_generator_form_hook_retries_by_yielding_again(shape: str) -> None:
     """The inner exception is thrown in at the `yield`; yielding again calls again."""

@@ -1,0 +1,878 @@
+"""The agent loop: model → tools → model as one run, with streaming events, interrupts and
+resume from a checkpoint.
+
+The loop is written once, as a generator of steps (`_program`); a sync and an async
+driver carry the steps out and turn them into events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal, cast
+
+import attrs
+
+from ._caller import ModelCaller
+from ._convert import converter, message_from, message_to_dict, tool_call_from
+from ._engine import ToolEngine
+from ._errors import Aborted, Interrupt, add_note
+from ._hooks import Middleware
+from ._run import (
+    RunContext,
+    RunState,
+    current_var,
+    finish_async,
+    finish_sync,
+    start_async,
+    start_sync,
+)
+from ._stack import MODEL_KINDS, TOOL_KINDS, Chain, Hook, Stack, flatten
+from ._stages import bad_return, call_all, call_all_async, failed
+from ._types import (
+    AgentSetup,
+    Chunk,
+    IterationInfo,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    RunResult,
+    ToolCall,
+    Usage,
+)
+from ._wrap import Tool
+from ._wrap import tool as make_tool
+from .stores import MemoryStore, Store
+from .stores._base import dump
+
+__all__ = ["Agent", "AgentEvent", "interrupt"]
+
+log = logging.getLogger("hookwrap")
+
+_KEY = "hookwrap:agent:"  # store keys of checkpoints: this prefix and the run id
+_FORMAT = 1
+_AGENT_KINDS = ("before_agent", "on_iteration", "after_agent")
+_CLOSED = "closed by consumer"
+_DEFAULT_STORE_PATH = "hookwrap-checkpoints.sqlite3"
+_fallback_store: Store | None = None
+
+
+def interrupt(payload: Any = None) -> Any:
+    """Pause the run for a decision; return the decision once the run is resumed with one.
+
+    Called in a tool (or a tool hook) of an `Agent` run: when the run was resumed with a
+    decision for the current tool call's id, that decision is returned; otherwise this
+    raises `hw.Interrupt(payload)` and the agent saves a checkpoint.
+    """
+    ctx = current_var.get()
+    if ctx is not None:
+        decisions = ctx.decisions
+        call_id = ctx.call_id
+        if call_id in decisions:
+            return decisions[call_id]
+    raise Interrupt(payload)
+
+
+EventKind = Literal["chunk", "tool_call", "tool_result", "custom", "interrupt", "result"]
+
+
+@attrs.frozen(slots=True, weakref_slot=False)
+class AgentEvent:
+    """One event of `Agent.stream()`; `kind` says which fields are set.
+
+    - ``chunk``: `chunk` (a streamed `Chunk`), `text` (its text, for ``text`` chunks)
+    - ``tool_call``: `call`, before the tool runs
+    - ``tool_result``: `call`, `ok`, `text` (what the model is sent), `value` (the result)
+    - ``custom``: `name`, `value` (from `ctx.emit(name, value)`)
+    - ``interrupt``: `call` (None outside a tool call), `value` (the payload)
+    - ``result``: `result`, the `RunResult`; always the last event
+    """
+
+    kind: EventKind
+    text: str = ""
+    chunk: Chunk | None = None
+    call: ToolCall | None = None
+    ok: bool = True
+    name: str | None = None
+    value: Any = None
+    result: RunResult | None = None
+
+
+@attrs.define(slots=True)
+class _Done:
+    """How one tool call of a turn ended: a text for the model, or an interrupt."""
+
+    call: ToolCall
+    ok: bool = True
+    text: str = ""
+    value: Any = None
+    paused: bool = False
+    payload: Any = None
+
+
+class _Session:
+    """One agent run in progress: its context, conversation and place in the loop."""
+
+    __slots__ = (
+        "base_usage",
+        "ctx",
+        "done",
+        "fresh",
+        "instructions",
+        "iteration",
+        "messages",
+        "resumed",
+        "seen_events",
+        "specs",
+        "tools",
+        "turn",
+    )
+
+    def __init__(self, ctx: RunContext[Any], messages: list[Message]) -> None:
+        self.ctx = ctx
+        self.messages = messages
+        self.iteration = 0
+        self.instructions = ""
+        self.tools: dict[str, _Runner] = {}
+        self.specs: tuple[Any, ...] = ()
+        self.turn: list[ToolCall] = []  # the tool calls of an unfinished turn
+        self.done: dict[str, _Done] = {}  # those of them that ended
+        self.base_usage = Usage()
+        self.resumed = False
+        self.fresh: list[Hook] = []
+        self.seen_events = 0
+
+    def result(self, status: Any, text: str = "", payload: Any = None) -> RunResult:
+        if not text:
+            text = next((m.text for m in reversed(self.messages) if m.role == "assistant"), "")
+        return RunResult(
+            status,
+            text,
+            tuple(self.messages),
+            self.base_usage + self.ctx.run.usage,
+            self.iteration,
+            self.ctx.run_id,
+            payload,
+        )
+
+
+class _Runner:
+    """One tool as the agent runs it: the tool's own hooks, inside the agent's tool hooks."""
+
+    __slots__ = ("engine", "is_async", "tool")
+
+    def __init__(self, tool: Tool[..., Any], hooks: Stack | None) -> None:
+        self.tool = tool
+        engine: ToolEngine = tool._self_engine  # pyright: ignore[reportPrivateUsage]
+        self.is_async = engine.is_async
+        self.engine: ToolEngine | None = None
+        if hooks is not None:
+            self.engine = ToolEngine(self, Chain(hooks.hooks), self.is_async, tool.name)
+
+    def invoke(self, call: ToolCall) -> Any:
+        """What the agent's onion calls: the tool's own `invoke` (keeps `call.id`)."""
+        return self.tool.ainvoke(call) if self.is_async else self.tool.invoke(call)
+
+    def run(self, call: ToolCall) -> Any:
+        return self.engine.run(call) if self.engine is not None else self.tool.invoke(call)
+
+    async def arun(self, call: ToolCall) -> Any:
+        if self.engine is not None:
+            return await self.engine.arun(call)
+        return await self.tool.ainvoke(call)
+
+
+def _stack(hooks: Sequence[Hook]) -> Stack:
+    """A stack holding these hooks as they are (each keeps its own stack's switches)."""
+    stack = Stack()
+    stack.hooks = tuple(hooks)
+    return stack
+
+
+def _as_tool(item: Any, where: str) -> Tool[..., Any]:
+    if isinstance(item, Tool):
+        return item  # pyright: ignore[reportUnknownVariableType]
+    if callable(item) and not isinstance(item, type):
+        return make_tool(item)
+    raise TypeError(
+        f"{where} takes tools (hw.tool functions or plain functions); got "
+        f"{type(item).__name__}: {item!r:.80}"
+    )
+
+
+def _text_of(value: Any) -> str:
+    """A tool result as the model reads it: a str as is, anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(converter.unstructure(value), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _error_text(exc: BaseException) -> str:
+    return f"Error: {type(exc).__name__}: {exc}"
+
+
+def _messages_of(value: Any) -> list[Message]:
+    if isinstance(value, str):
+        return [Message.user(value)]
+    if isinstance(value, (list, tuple)):
+        try:
+            return [message_from(m) for m in value]  # pyright: ignore[reportUnknownVariableType]
+        except (TypeError, ValueError, KeyError) as exc:
+            raise TypeError(f"agent input: a message could not be read ({exc})") from exc
+    raise TypeError(
+        "agent input must be a str (a user message) or a list of messages (dicts or "
+        f"hw.Message); got {type(value).__name__}: {value!r:.80}"
+    )
+
+
+def _default_store() -> Store:
+    """The store used when none was given: a `SQLiteStore` in the working directory, or,
+    where that backend is not available, one in-memory store shared by the process."""
+    global _fallback_store
+    stores: Any = importlib.import_module("hookwrap.stores")
+    sqlite = getattr(stores, "SQLiteStore", None)
+    if sqlite is not None:
+        made: Store = sqlite(_DEFAULT_STORE_PATH)
+        return made
+    if _fallback_store is None:
+        log.info("no SQLiteStore available: agent checkpoints are kept in memory")
+        _fallback_store = MemoryStore()
+    return _fallback_store
+
+
+@contextmanager
+def _current(ctx: RunContext[Any]) -> Generator[None, None, None]:
+    """The run is current while a step runs, never while the caller holds an event."""
+    token = current_var.set(ctx)
+    try:
+        yield
+    finally:
+        current_var.reset(token)
+
+
+Step = tuple[str, Any]
+
+
+class Agent:
+    """A small agent loop: the model is called with the conversation and the tools; the
+    tool calls it makes are run and their results sent back; until an answer without tool
+    calls. The whole loop is one run: every hook of `use` sees the same `RunContext`.
+
+    `model` is a model function (taking a `ModelRequest`, or `messages`/`prompt`), or an
+    SDK client with its model name as `(client, "model-name")`. `tools` are `hw.tool`
+    functions or plain functions; `Middleware` in `use` add their `tools`. `store` keeps
+    checkpoints of interrupted runs (default: a `SQLiteStore`, made when first needed).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        tools: Sequence[Any] = (),
+        instructions: str = "",
+        use: Any = (),
+        max_iterations: int = 10,
+        store: Store | None = None,
+    ) -> None:
+        if not isinstance(instructions, str):
+            raise TypeError(
+                f"Agent(instructions=...) must be a str (got {type(instructions).__name__}: "
+                f"{instructions!r:.80})"
+            )
+        if isinstance(max_iterations, bool) or not isinstance(max_iterations, int):
+            raise TypeError(
+                f"Agent(max_iterations=...) must be an int (got {type(max_iterations).__name__}: "
+                f"{max_iterations!r})"
+            )
+        if max_iterations < 1:
+            raise ValueError(f"Agent(max_iterations=...) must be at least 1 (got {max_iterations})")
+        if store is not None and not isinstance(store, Store):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(
+                "Agent(store=...) must be a hookwrap.stores store (get/set/delete and their "
+                f"async twins) or None (got {type(store).__name__}: {store!r:.80})"
+            )
+        if isinstance(tools, (str, bytes)) or not isinstance(tools, (list, tuple)):
+            raise TypeError(
+                f"Agent(tools=...) must be a list of tools (got {type(tools).__name__}: "
+                f"{tools!r:.80})"
+            )
+        hooks = flatten(use)
+        provided = [t for item in _items(use) for t in getattr(item, "tools", ())]
+        self.tools: tuple[Tool[..., Any], ...] = tuple(
+            _as_tool(t, "Agent(tools=...)") for t in (*tools, *provided)
+        )
+        _unique(self.tools)
+        self.instructions = instructions
+        self.max_iterations = max_iterations
+        self._store = store
+        self._chain = Chain(hooks)
+        model_hooks = [h for h in hooks if h.spec.kind in MODEL_KINDS]
+        tool_hooks = [h for h in hooks if h.spec.kind in TOOL_KINDS]
+        self._tool_hooks = _stack(tool_hooks) if tool_hooks else None
+        self._runners: dict[int, tuple[Tool[..., Any], _Runner]] = {}
+        self._caller = _caller(model, _stack(model_hooks))
+        for t in self.tools:
+            self._runner(t)  # a tool hook that cannot run on a tool fails here, not mid-run
+
+    def __repr__(self) -> str:
+        names = ", ".join(t.name for t in self.tools)
+        return f"<Agent {self._caller.label} tools=[{names}]>"
+
+    # -- public -------------------------------------------------------------------------
+
+    def run(self, input: Any) -> RunResult:
+        """Run the loop to its end (sync)."""
+        return _last(self._drive(self._start(input, False), False))
+
+    async def arun(self, input: Any) -> RunResult:
+        """Run the loop to its end (async); async tool calls of one turn run concurrently."""
+        return _last([e async for e in self._adrive(self._start(input, True), False)])
+
+    def stream(self, input: Any) -> Iterator[AgentEvent]:
+        """Run the loop, yielding `AgentEvent`s as they happen; the last is the result."""
+        session = self._start(input, False)
+        yield from self._drive(session, True)
+
+    async def astream(self, input: Any) -> AsyncIterator[AgentEvent]:
+        """`stream` for async callers."""
+        driver = self._adrive(self._start(input, True), True)
+        try:
+            async for event in driver:
+                yield event
+        finally:  # leaving early closes the run now, not when the loop collects it
+            await driver.aclose()
+
+    def resume(self, run_id: str, decisions: dict[str, Any] | None = None) -> RunResult:
+        """Continue an interrupted run from its checkpoint; `decisions` maps tool call ids
+        to what `hw.interrupt` returns in those calls."""
+        saved = self.store.get(self._key(run_id))
+        session = self._restore(run_id, saved, decisions, False)
+        return _last(self._drive(session, False))
+
+    async def aresume(self, run_id: str, decisions: dict[str, Any] | None = None) -> RunResult:
+        """`resume` for async callers."""
+        saved = await self.store.aget(self._key(run_id))
+        session = self._restore(run_id, saved, decisions, True)
+        return _last([e async for e in self._adrive(session, False)])
+
+    @property
+    def store(self) -> Store:
+        """Where checkpoints go: the `store` given, or the default, made on first use."""
+        if self._store is None:
+            self._store = _default_store()
+        return self._store
+
+    # -- setting up a run ---------------------------------------------------------------
+
+    def _key(self, run_id: str) -> str:
+        if not isinstance(run_id, str) or not run_id:
+            raise TypeError(f"resume() takes the run id, a str (got {run_id!r})")
+        return _KEY + run_id
+
+    def _session(self, messages: list[Message], is_async: bool, run_id: str | None) -> _Session:
+        if not is_async:
+            for hook in self._chain.hooks:
+                if hook.is_async:
+                    raise TypeError(
+                        f"{hook.label} is async: run this agent with `await agent.arun(...)` "
+                        "(or make the hook a plain `def`)"
+                    )
+        ctx: RunContext[Any] = RunContext(RunState(None, is_async, run_id), "init")
+        session = _Session(ctx, messages)
+        session.fresh = ctx.run.join(self._chain)
+        return session
+
+    def _start(self, input: Any, is_async: bool) -> _Session:
+        return self._session(_messages_of(input), is_async, None)
+
+    def _restore(
+        self, run_id: str, saved: Any, decisions: dict[str, Any] | None, is_async: bool
+    ) -> _Session:
+        data: Mapping[str, Any] = cast(Any, saved) if isinstance(saved, dict) else {}
+        if data.get("format") != _FORMAT:
+            raise LookupError(
+                f"no checkpoint of an interrupted run {run_id!r} in {self.store!r}: it "
+                "finished, was never interrupted, or was saved in another store"
+            )
+        if decisions is not None and not isinstance(decisions, dict):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(f"resume(decisions=...) must be a dict (got {decisions!r})")
+        session = self._session([message_from(m) for m in data["messages"]], is_async, run_id)
+        run = session.ctx.run
+        run.decisions.update(data["decisions"])
+        run.decisions.update(decisions or {})
+        for key, value in data["state"].items():
+            run.state.set(key, value)
+        session.iteration = run.iteration = data["iteration"]
+        session.turn = [tool_call_from(c) for c in data["turn"]]
+        session.done = {
+            k: _Done(next(c for c in session.turn if c.id == k), v["ok"], v["text"])
+            for k, v in data["done"].items()
+        }
+        session.base_usage = Usage(*data["usage"])
+        session.resumed = True
+        return session
+
+    def _runner(self, t: Tool[..., Any]) -> _Runner:
+        found = self._runners.get(id(t))
+        if found is None:
+            found = (t, _Runner(t, self._tool_hooks))
+            self._runners[id(t)] = found
+        return found[1]
+
+    def _bind(self, session: _Session, setup: AgentSetup) -> None:
+        tools = [_as_tool(t, "AgentSetup.tools (from a before_agent hook)") for t in setup.tools]
+        _unique(tools)
+        session.instructions = setup.instructions
+        session.tools = {t.name: self._runner(t) for t in tools}
+        session.specs = tuple(t.spec for t in tools)
+        if not session.ctx.run.is_async:
+            for name, runner in session.tools.items():
+                if runner.is_async:
+                    raise TypeError(
+                        f"tool {name!r} is async: run this agent with `await agent.arun(...)`"
+                    )
+
+    # -- the loop, once ---------------------------------------------------------------------
+
+    def _program(self, s: _Session) -> Generator[Step, Any, RunResult]:
+        """The loop as steps: what to do next is yielded, its outcome sent back."""
+        try:
+            setup = yield ("setup", AgentSetup(self.instructions, self.tools))
+            self._bind(s, setup)
+            yield ("start", None)
+            result: RunResult | None = None
+            if s.turn:  # resumed in the middle of a turn
+                result = yield from self._finish_turn(s)
+            while result is None:
+                if s.iteration >= self.max_iterations:
+                    raise Aborted(f"max_iterations ({self.max_iterations}) reached")
+                s.iteration += 1
+                s.ctx.run.iteration = s.iteration
+                try:
+                    yield ("iteration", IterationInfo(s.iteration, s.messages))
+                    response: ModelResponse = yield ("model", self._request(s))
+                except Interrupt as exc:  # from a model or iteration hook: redo this turn
+                    s.iteration -= 1
+                    result = yield from self._pause(s, exc.payload)
+                    break
+                message = _named_calls(response.message, s.iteration)
+                s.messages.append(message)
+                if not message.tool_calls:
+                    result = s.result("finished", response.text)
+                    break
+                s.turn = list(message.tool_calls)
+                s.done = {}
+                result = yield from self._finish_turn(s)
+        except Aborted as exc:
+            s.ctx.run.iteration = s.iteration
+            result = s.result("aborted")
+            yield ("aborted", exc)
+        if result.status != "interrupted" and s.resumed:
+            yield ("forget", None)
+        yield ("after_agent", result)
+        return result
+
+    def _request(self, s: _Session) -> ModelRequest:
+        system = (Message.system(s.instructions),) if s.instructions else ()
+        return ModelRequest((*system, *s.messages), s.specs)
+
+    def _finish_turn(self, s: _Session) -> Generator[Step, Any, RunResult | None]:
+        todo = [c for c in s.turn if c.id not in s.done]
+        outcomes: list[_Done] = yield ("tools", todo)
+        paused = [d for d in outcomes if d.paused]
+        s.done.update((d.call.id, d) for d in outcomes if not d.paused)
+        if paused:
+            return (yield from self._pause(s, paused[0].payload))
+        s.messages.extend(Message.tool(s.done[c.id].text, c.id, c.name) for c in s.turn)
+        s.turn = []
+        s.done = {}
+        return None
+
+    def _pause(self, s: _Session, payload: Any) -> Generator[Step, Any, RunResult]:
+        state = s.ctx.run.state.snapshot()
+        usage = s.base_usage + s.ctx.run.usage
+        checkpoint = {
+            "format": _FORMAT,
+            "run_id": s.ctx.run_id,
+            "messages": [message_to_dict(m) for m in s.messages],
+            "iteration": s.iteration,
+            "turn": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in s.turn],
+            "done": {k: {"ok": d.ok, "text": d.text} for k, d in s.done.items()},
+            "state": {k: v for k, v in state.items() if _is_json(v)},
+            "decisions": {k: v for k, v in s.ctx.decisions.items() if _is_json(v)},
+            "usage": [usage.input_tokens, usage.output_tokens, usage.total_tokens],
+            "payload": payload if _is_json(payload) else None,
+        }
+        yield ("save", checkpoint)
+        return s.result("interrupted", payload=payload)
+
+    # -- sync driver --------------------------------------------------------------------
+
+    def _drive(self, s: _Session, streaming: bool) -> Iterator[AgentEvent]:
+        ctx = s.ctx
+        program = self._program(s)
+        value: Any = None
+        error: BaseException | None = None
+        aborted: Aborted | None = None
+        try:
+            while True:
+                with _current(ctx):
+                    step = _advance(program, value, error)
+                if isinstance(step, RunResult):
+                    break
+                kind, arg = step
+                value = error = None
+                try:
+                    if kind == "model" and streaming:
+                        streamed = False
+                        pulled = self._pulled(ctx, self._caller.stream(arg))
+                        try:
+                            for item in pulled:
+                                if isinstance(item, ModelResponse):
+                                    value = item
+                                    if not streamed and item.text:
+                                        yield _chunk_event(Chunk("text", item.text))
+                                else:
+                                    streamed = True
+                                    yield _chunk_event(item)
+                                yield from self._custom(s)
+                        finally:
+                            with _current(ctx):
+                                pulled.close()
+                    elif kind == "tools":
+                        done: list[_Done] = []
+                        for call in arg:
+                            yield AgentEvent("tool_call", call=call)
+                            with _current(ctx):
+                                outcome = self._call_tool(s, call)
+                            done.append(outcome)
+                            yield from self._custom(s)
+                            yield _tool_event(outcome)
+                        value = done
+                    else:
+                        with _current(ctx):
+                            value = self._step_sync(s, kind, arg)
+                except Exception as exc:  # the program decides: an abort or interrupt ends well
+                    error = exc
+                if kind == "aborted":
+                    aborted = arg
+                yield from self._custom(s)
+                if kind == "save" and not arg["turn"]:
+                    yield AgentEvent("interrupt", value=arg["payload"])
+        except GeneratorExit:
+            with _current(ctx):
+                finish_sync(ctx.run, ctx.run.terminal, ctx, Aborted(_CLOSED))
+            raise
+        except BaseException as exc:
+            with _current(ctx):
+                finish_sync(ctx.run, ctx.run.terminal, ctx, exc)
+            raise
+        with _current(ctx):
+            finish_sync(ctx.run, ctx.run.terminal, ctx, aborted)
+        yield from self._custom(s)
+        yield AgentEvent("result", result=step)
+
+    def _pulled(
+        self, ctx: RunContext[Any], items: Generator[Chunk | ModelResponse, None, None]
+    ) -> Generator[Chunk | ModelResponse, None, None]:
+        """Pull `items` with the run current, hand each out with it not."""
+        try:
+            while True:
+                with _current(ctx):
+                    item = next(items, None)
+                if item is None:
+                    return
+                yield item
+        finally:
+            items.close()
+
+    def _step_sync(self, s: _Session, kind: str, arg: Any) -> Any:
+        ctx = s.ctx
+        if kind == "setup":
+            return _setup(self._chain["before_agent"], arg, ctx)
+        if kind == "start":
+            start_sync(s.fresh, ctx)
+        elif kind == "iteration":
+            call_all(self._chain["on_iteration"], (arg,), ctx)
+        elif kind == "model":
+            return self._caller.call(arg)
+        elif kind == "save":
+            self.store.set(_KEY + ctx.run_id, arg)
+        elif kind == "forget":
+            self.store.delete(_KEY + ctx.run_id)
+        elif kind == "after_agent":
+            call_all(self._chain["after_agent"], (arg,), ctx)
+        return None
+
+    def _call_tool(self, s: _Session, call: ToolCall) -> _Done:
+        runner = s.tools.get(call.name)
+        if runner is None:
+            return _unknown(s, call)
+        try:
+            value = runner.run(call)
+        except Interrupt as exc:
+            return _Done(call, paused=True, payload=exc.payload)
+        except Aborted:
+            raise
+        except Exception as exc:
+            return _Done(call, ok=False, text=_error_text(exc))
+        return _Done(call, text=_text_of(value), value=value)
+
+    def _custom(self, s: _Session) -> Iterator[AgentEvent]:
+        events = s.ctx.run.events
+        while s.seen_events < len(events):
+            name, value = events[s.seen_events]
+            s.seen_events += 1
+            yield AgentEvent("custom", name=name, value=value)
+
+    # -- async driver -------------------------------------------------------------------
+
+    async def _adrive(self, s: _Session, streaming: bool) -> AsyncGenerator[AgentEvent, None]:
+        ctx = s.ctx
+        program = self._program(s)
+        value: Any = None
+        error: BaseException | None = None
+        aborted: Aborted | None = None
+        try:
+            while True:
+                with _current(ctx):
+                    step = _advance(program, value, error)
+                if isinstance(step, RunResult):
+                    break
+                kind, arg = step
+                value = error = None
+                try:
+                    if kind == "model" and streaming:
+                        items = self._caller.astream(arg)
+                        streamed = False
+                        try:
+                            while True:
+                                with _current(ctx):
+                                    item = await anext(items, None)
+                                if item is None:
+                                    break
+                                if isinstance(item, ModelResponse):
+                                    value = item
+                                    if not streamed and item.text:
+                                        yield _chunk_event(Chunk("text", item.text))
+                                else:
+                                    streamed = True
+                                    yield _chunk_event(item)
+                                for event in self._custom(s):
+                                    yield event
+                        finally:
+                            with _current(ctx):
+                                await items.aclose()
+                    elif kind == "tools":
+                        for call in arg:
+                            yield AgentEvent("tool_call", call=call)
+                        with _current(ctx):
+                            done = await asyncio.gather(*(self._acall_tool(s, c) for c in arg))
+                        for event in self._custom(s):
+                            yield event
+                        for outcome in done:
+                            yield _tool_event(outcome)
+                        value = list(done)
+                    else:
+                        with _current(ctx):
+                            value = await self._step_async(s, kind, arg)
+                except Exception as exc:
+                    error = exc
+                if kind == "aborted":
+                    aborted = arg
+                for event in self._custom(s):
+                    yield event
+                if kind == "save" and not arg["turn"]:
+                    yield AgentEvent("interrupt", value=arg["payload"])
+        except GeneratorExit:
+            with _current(ctx):
+                await finish_async(ctx.run, ctx.run.terminal, ctx, Aborted(_CLOSED))
+            raise
+        except BaseException as exc:
+            reported = Aborted("cancelled") if isinstance(exc, asyncio.CancelledError) else exc
+            with _current(ctx):
+                await finish_async(ctx.run, ctx.run.terminal, ctx, reported)
+            raise
+        with _current(ctx):
+            await finish_async(ctx.run, ctx.run.terminal, ctx, aborted)
+        for event in self._custom(s):
+            yield event
+        yield AgentEvent("result", result=step)
+
+    async def _step_async(self, s: _Session, kind: str, arg: Any) -> Any:
+        ctx = s.ctx
+        if kind == "setup":
+            return await _asetup(self._chain["before_agent"], arg, ctx)
+        if kind == "start":
+            await start_async(s.fresh, ctx)
+        elif kind == "iteration":
+            await call_all_async(self._chain["on_iteration"], (arg,), ctx)
+        elif kind == "model":
+            return await self._caller.acall(arg)
+        elif kind == "save":
+            await self.store.aset(_KEY + ctx.run_id, arg)
+        elif kind == "forget":
+            await self.store.adelete(_KEY + ctx.run_id)
+        elif kind == "after_agent":
+            await call_all_async(self._chain["after_agent"], (arg,), ctx)
+        return None
+
+    async def _acall_tool(self, s: _Session, call: ToolCall) -> _Done:
+        runner = s.tools.get(call.name)
+        if runner is None:
+            return _unknown(s, call)
+        try:
+            if runner.is_async:
+                value = await runner.arun(call)
+            else:  # a sync tool runs in a thread, beside the async ones of its turn
+                value = await asyncio.to_thread(runner.run, call)
+        except Interrupt as exc:
+            return _Done(call, paused=True, payload=exc.payload)
+        except Aborted:
+            raise
+        except Exception as exc:
+            return _Done(call, ok=False, text=_error_text(exc))
+        return _Done(call, text=_text_of(value), value=value)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _items(use: Any) -> Iterator[Any]:
+    """The objects of a `use=` value (for the tools their middleware provide)."""
+    if isinstance(use, (list, tuple)):
+        for item in use:  # pyright: ignore[reportUnknownVariableType]
+            yield from _items(item)
+    elif isinstance(use, Middleware):
+        yield use
+
+
+def _unique(tools: Sequence[Tool[..., Any]]) -> None:
+    seen: set[str] = set()
+    for t in tools:
+        if t.name in seen:
+            raise ValueError(f"two tools are named {t.name!r}; tool names must be unique")
+        seen.add(t.name)
+
+
+def _caller(model: Any, hooks: Stack) -> ModelCaller:
+    name: str | None = None
+    if isinstance(model, tuple):
+        pair: tuple[Any, ...] = model  # pyright: ignore[reportUnknownVariableType]
+        if len(pair) != 2 or not isinstance(pair[1], str):
+            raise TypeError(
+                f'Agent(model=...) as a tuple must be (client, "model-name") (got {model!r:.80})'
+            )
+        model, name = pair[0], pair[1]
+    try:
+        caller = ModelCaller(model, name, use=hooks)
+    except TypeError as exc:
+        add_note(exc, "in Agent(model=...)")
+        raise
+    if caller.sdk is not None and caller.model is None:
+        raise TypeError(
+            f"Agent(model=...) got a {caller.sdk} client without a model name; pass "
+            f'(client, "model-name")'
+        )
+    return caller
+
+
+def _advance(
+    program: Generator[Step, Any, RunResult], value: Any, error: BaseException | None
+) -> Step | RunResult:
+    """The program's next step, or its result when it ends."""
+    try:
+        return program.throw(error) if error is not None else program.send(value)
+    except StopIteration as stop:
+        result: RunResult = stop.value
+        return result
+
+
+def _is_json(value: Any) -> bool:
+    """Whether a store keeps `value` as it is (stores refuse tuples, `int` keys, ...)."""
+    try:
+        dump("value", value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _last(events: Any) -> RunResult:
+    result: RunResult | None = None
+    for event in events:
+        if event.kind == "result":
+            result = event.result
+    assert result is not None
+    return result
+
+
+def _named_calls(message: Message, iteration: int) -> Message:
+    """The model's message as the history keeps it: an assistant's, every tool call with an
+    id (decisions and tool results are matched by it; not every provider sends one)."""
+    if message.role != "assistant":
+        message = message.replace(role="assistant")
+    if all(c.id for c in message.tool_calls):
+        return message
+    named = [
+        c if c.id else c.replace(id=f"call_{iteration}_{i}")
+        for i, c in enumerate(message.tool_calls)
+    ]
+    return message.replace(tool_calls=tuple(named))
+
+
+def _chunk_event(chunk: Chunk) -> AgentEvent:
+    return AgentEvent("chunk", chunk.text if chunk.kind == "text" else "", chunk)
+
+
+def _tool_event(done: _Done) -> AgentEvent:
+    if done.paused:
+        return AgentEvent("interrupt", call=done.call, value=done.payload)
+    return AgentEvent("tool_result", done.text, call=done.call, ok=done.ok, value=done.value)
+
+
+def _unknown(s: _Session, call: ToolCall) -> _Done:
+    known = ", ".join(sorted(s.tools)) or "none"
+    return _Done(call, ok=False, text=f"Error: there is no tool {call.name!r} (tools: {known})")
+
+
+def _setup(hooks: tuple[Hook, ...], setup: AgentSetup, ctx: Any) -> AgentSetup:
+    """`before_agent` hooks, piped in order."""
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            setup = _setup_result(hook, hook.call(setup), setup)
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+    if first is not None:
+        raise first
+    return setup
+
+
+async def _asetup(hooks: tuple[Hook, ...], setup: AgentSetup, ctx: Any) -> AgentSetup:
+    first: BaseException | None = None
+    for hook in hooks:
+        try:
+            result = hook.call(setup)
+            if hook.is_async:
+                result = await result
+            setup = _setup_result(hook, result, setup)
+        except BaseException as exc:
+            first = failed(hook, exc, first)
+    if first is not None:
+        raise first
+    return setup
+
+
+def _setup_result(hook: Hook, result: Any, setup: AgentSetup) -> AgentSetup:
+    if result is None:
+        return setup
+    if not isinstance(result, AgentSetup):
+        raise bad_return(hook, result, "an AgentSetup or None")
+    return result

@@ -1,0 +1,733 @@
+"""`hw.Agent` (SPEC §7): the model → tools → model loop as one run, its hooks in order,
+events, tool errors as messages, limits, aborts, and interrupt/resume through a store."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+from hookwrap._agent import Agent, AgentEvent, interrupt
+from hookwrap.stores import MemoryStore
+from hookwrap.testing import FakeProvider
+
+Reply = Any  # a Message, a str, or a function of the request returning one
+
+
+class Script:
+    """A model function answering from a script, recording every request it gets."""
+
+    def __init__(self, *replies: Reply) -> None:
+        self.replies = list(replies)
+        self.requests: list[hw.ModelRequest] = []
+
+    def __call__(self, request: hw.ModelRequest) -> hw.Message:
+        self.requests.append(request)
+        reply = self.replies.pop(0)
+        if callable(reply):
+            reply = reply(request)
+        return hw.Message.assistant(reply) if isinstance(reply, str) else reply
+
+
+def calls(*items: tuple[str, str, dict[str, Any]]) -> hw.Message:
+    """An assistant message asking for tool calls `(id, name, arguments)`."""
+    return hw.Message.assistant("", [hw.ToolCall(i, n, a) for i, n, a in items])
+
+
+def tool_texts(result: hw.RunResult) -> dict[str, str]:
+    return {m.tool_call_id or "": m.text for m in result.messages if m.role == "tool"}
+
+
+def go(agent: Agent, value: Any, is_async: bool) -> hw.RunResult:
+    return asyncio.run(agent.arun(value)) if is_async else agent.run(value)
+
+
+def resume(agent: Agent, run_id: str, decisions: dict[str, Any], is_async: bool) -> hw.RunResult:
+    if is_async:
+        return asyncio.run(agent.aresume(run_id, decisions))
+    return agent.resume(run_id, decisions)
+
+
+def events_of(agent: Agent, value: Any, is_async: bool) -> list[AgentEvent]:
+    if not is_async:
+        return list(agent.stream(value))
+
+    async def read() -> list[AgentEvent]:
+        return [e async for e in agent.astream(value)]
+
+    return asyncio.run(read())
+
+
+@pytest.fixture(params=["sync", "async"])
+def is_async(request: pytest.FixtureRequest) -> bool:
+    return request.param == "async"
+
+
+@hw.tool
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: the first
+        b: the second
+    """
+    return a + b
+
+
+@hw.tool
+def forecast(city: str) -> dict[str, Any]:
+    """The weather in a city."""
+    return {"city": city, "celsius": 18}
+
+
+# -- the loop -------------------------------------------------------------------------------
+
+
+def test_tool_calls_run_and_their_results_go_back_to_the_model(is_async: bool) -> None:
+    model = Script(
+        calls(("c1", "add", {"a": 2, "b": 3}), ("c2", "forecast", {"city": "Paris"})),
+        lambda request: f"sum {request.messages[-2].text}, weather {request.messages[-1].text}",
+    )
+    agent = Agent(model, tools=[add, forecast], instructions="Be brief.")
+    result = go(agent, "add 2 and 3, and the weather in Paris", is_async)
+
+    assert result.status == "finished"
+    assert result.text == 'sum 5, weather {"city": "Paris", "celsius": 18}'
+    assert [m.role for m in result.messages] == ["user", "assistant", "tool", "tool", "assistant"]
+    assert tool_texts(result) == {"c1": "5", "c2": '{"city": "Paris", "celsius": 18}'}
+    assert result.iterations == 2
+    assert len(result.run_id) == 32
+    first = model.requests[0]
+    assert first.messages[0] == hw.Message.system("Be brief.")  # not part of the history
+    assert [s.name for s in first.tools] == ["add", "forecast"]
+    assert first.tools[0].parameters["properties"]["a"] == {
+        "type": "integer",
+        "description": "the first",
+    }
+
+
+def test_input_may_be_a_list_of_messages_dicts_or_messages() -> None:
+    model = Script(lambda request: f"{len(request.messages)} messages")
+    history = [{"role": "user", "content": "hi"}, hw.Message.assistant("hello"), "and now?"]
+    result = Agent(model).run(history)
+    assert result.text == "3 messages"
+    assert [m.role for m in result.messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_plain_functions_are_tools_and_middleware_adds_its_tools() -> None:
+    def shout(text: str) -> str:
+        """Upper-case a text."""
+        return text.upper()
+
+    class Provides(hw.Middleware):
+        tools = (forecast,)
+
+    model = Script(calls(("c1", "shout", {"text": "hey"})), "done")
+    result = Agent(model, tools=[shout], use=[Provides()]).run("go")
+    assert tool_texts(result) == {"c1": "HEY"}
+    assert [s.name for s in model.requests[0].tools] == ["shout", "forecast"]
+
+
+def test_before_agent_changes_instructions_and_tools() -> None:
+    @hw.before_agent
+    def setup(agent: hw.AgentSetup) -> hw.AgentSetup:
+        kept = tuple(t for t in agent.tools if t.name != "forecast")
+        return agent.replace(instructions=agent.instructions + " Use tools.", tools=kept)
+
+    model = Script(calls(("c1", "forecast", {"city": "Oslo"})), "ok")
+    result = Agent(model, tools=[add, forecast], instructions="Hi.", use=[setup]).run("x")
+    assert model.requests[0].messages[0].text == "Hi. Use tools."
+    assert [s.name for s in model.requests[0].tools] == ["add"]
+    assert tool_texts(result)["c1"] == "Error: there is no tool 'forecast' (tools: add)"
+
+
+def test_model_functions_in_the_messages_form_work_too() -> None:
+    answers = iter(["", "the answer"])
+
+    def llm(messages: list[dict[str, Any]]) -> dict[str, Any]:
+        text = next(answers)
+        if not text:
+            call = {"id": "c1", "function": {"name": "add", "arguments": '{"a": 1, "b": 1}'}}
+            return {"role": "assistant", "content": "", "tool_calls": [call]}
+        return {"role": "assistant", "content": f"{text} after {messages[-1]['content']}"}
+
+    result = Agent(llm, tools=[add]).run("one plus one")
+    assert result.text == "the answer after 2"
+
+
+# -- one run, hooks in order ------------------------------------------------------------------
+
+
+def recorder(log: list[str]) -> list[Any]:
+    @hw.before_agent
+    def before_agent(agent: hw.AgentSetup) -> None:
+        log.append("before_agent")
+
+    @hw.on_start
+    def on_start() -> None:
+        log.append("on_start")
+
+    @hw.on_iteration
+    def on_iteration(info: hw.IterationInfo) -> None:
+        log.append(f"on_iteration {info.iteration} ({len(info.messages)} messages)")
+
+    @hw.before_model
+    def before_model(request: hw.ModelRequest) -> None:
+        log.append("before_model")
+
+    @hw.wrap_model
+    def wrap_model(request: hw.ModelRequest) -> Any:
+        log.append("wrap_model in")
+        response = yield request
+        log.append("wrap_model out")
+        return response
+
+    @hw.after_model
+    def after_model(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        log.append("after_model")
+
+    @hw.before_tool
+    def before_tool(call: hw.ToolCall) -> None:
+        log.append(f"before_tool {call.name}")
+
+    @hw.wrap_tool
+    def wrap_tool(call: hw.ToolCall) -> Any:
+        log.append("wrap_tool")
+        return (yield call)
+
+    @hw.after_tool
+    def after_tool(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
+        log.append(f"after_tool {outcome.result}")
+
+    @hw.after_agent
+    def after_agent(result: hw.RunResult) -> None:
+        log.append(f"after_agent {result.status}")
+
+    @hw.on_finish
+    def on_finish(info: hw.FinishInfo) -> None:
+        log.append("on_finish")
+
+    return [
+        before_agent,
+        on_start,
+        on_iteration,
+        before_model,
+        wrap_model,
+        after_model,
+        before_tool,
+        wrap_tool,
+        after_tool,
+        after_agent,
+        on_finish,
+    ]
+
+
+@pytest.mark.parametrize("mode", ["run", "stream"])
+def test_every_stage_runs_in_order_once_per_run(is_async: bool, mode: str) -> None:
+    log: list[str] = []
+    model = Script(calls(("c1", "add", {"a": 1, "b": 2})), "three")
+    agent = Agent(model, tools=[add], use=recorder(log))
+    if mode == "run":
+        assert go(agent, "1 + 2?", is_async).text == "three"
+    else:
+        assert events_of(agent, "1 + 2?", is_async)[-1].result.text == "three"  # type: ignore[union-attr]
+    model_call = ["before_model", "wrap_model in", "wrap_model out", "after_model"]
+    assert log == [
+        "before_agent",
+        "on_start",
+        "on_iteration 1 (1 messages)",
+        *model_call,
+        "before_tool add",
+        "wrap_tool",
+        "after_tool 3",
+        "on_iteration 2 (3 messages)",
+        *model_call,
+        "after_agent finished",
+        "on_finish",
+    ]
+
+
+def test_the_whole_loop_is_one_run_with_shared_state(is_async: bool) -> None:
+    seen: list[tuple[str, str, int]] = []
+
+    @hw.before_model
+    def count(request: hw.ModelRequest, ctx: hw.RunContext) -> None:
+        ctx.state.set("model_calls", ctx.state.get("model_calls", 0) + 1)
+        seen.append(("model", ctx.run_id, ctx.iteration))
+
+    @hw.tool
+    def look(ctx: hw.RunContext) -> int:
+        """How many model calls so far."""
+        seen.append(("tool", ctx.run_id, ctx.iteration))
+        return int(ctx.state.get("model_calls"))
+
+    model = Script(calls(("c1", "look", {})), calls(("c2", "look", {})), "done")
+    result = go(Agent(model, tools=[look], use=[count]), "go", is_async)
+    assert tool_texts(result) == {"c1": "1", "c2": "2"}
+    assert {run_id for _, run_id, _ in seen} == {result.run_id}
+    assert [(kind, i) for kind, _, i in seen] == [
+        ("model", 1),
+        ("tool", 1),
+        ("model", 2),
+        ("tool", 2),
+        ("model", 3),
+    ]
+
+
+def test_async_tools_of_one_turn_run_concurrently() -> None:
+    started = {"left": asyncio.Event(), "right": asyncio.Event()}
+
+    async def meet(me: str, other: str) -> str:
+        started[me].set()
+        await asyncio.wait_for(started[other].wait(), timeout=1)  # only if both run at once
+        return f"{me} met {other}"
+
+    @hw.tool
+    async def left() -> str:
+        """Left."""
+        return await meet("left", "right")
+
+    @hw.tool
+    async def right() -> str:
+        """Right."""
+        return await meet("right", "left")
+
+    model = Script(calls(("c1", "left", {}), ("c2", "right", {})), "both done")
+
+    result = asyncio.run(Agent(model, tools=[left, right]).arun("meet"))
+    assert tool_texts(result) == {"c1": "left met right", "c2": "right met left"}
+
+
+def test_sync_tools_run_in_an_async_run() -> None:
+    model = Script(calls(("c1", "add", {"a": 4, "b": 4})), "eight")
+    result = asyncio.run(Agent(model, tools=[add]).arun("4 + 4"))
+    assert tool_texts(result) == {"c1": "8"}
+
+
+# -- tool errors, limits, aborts ---------------------------------------------------------------
+
+
+def test_tool_errors_are_messages_to_the_model_never_a_crash(is_async: bool) -> None:
+    @hw.tool
+    def broken(x: int) -> int:
+        """Always fails."""
+        raise ValueError(f"cannot handle {x}")
+
+    model = Script(
+        calls(
+            ("c1", "broken", {"x": 1}),
+            ("c2", "add", {"a": "two", "b": 1}),  # not an int
+            ("c3", "add", {"a": 1}),  # b missing
+            ("c4", "nope", {}),
+        ),
+        "sorry",
+    )
+    result = go(Agent(model, tools=[broken, add]), "x", is_async)
+    assert result.status == "finished"
+    texts = tool_texts(result)
+    assert texts["c1"] == "Error: ValueError: cannot handle 1"
+    assert texts["c2"].startswith("Error: ToolArgumentError: argument 'a' of add: expected int")
+    assert texts["c3"] == "Error: ToolArgumentError: add() is missing argument(s): b"
+    assert texts["c4"] == "Error: there is no tool 'nope' (tools: add, broken)"
+
+
+def test_max_iterations_ends_the_run_as_aborted(is_async: bool) -> None:
+    reasons: list[str | None] = []
+
+    @hw.on_abort
+    def aborted(info: hw.FinishInfo) -> None:
+        reasons.append(info.reason)
+
+    def loops(request: hw.ModelRequest) -> hw.Message:
+        return calls((f"c{len(request.messages)}", "add", {"a": 1, "b": 1}))
+
+    agent = Agent(loops, tools=[add], use=[aborted], max_iterations=2)
+    result = go(agent, "forever", is_async)
+    assert result.status == "aborted"
+    assert result.iterations == 2
+    assert [m.role for m in result.messages] == ["user", "assistant", "tool", "assistant", "tool"]
+    assert reasons == ["max_iterations (2) reached"]
+
+
+def test_an_abort_from_a_hook_is_an_aborted_result(is_async: bool) -> None:
+    log: list[str] = []
+
+    @hw.before_tool
+    def refuse(call: hw.ToolCall) -> Any:
+        return hw.Abort(f"{call.name} is not allowed")
+
+    @hw.after_agent
+    def after(result: hw.RunResult) -> None:
+        log.append(f"after_agent {result.status}")
+
+    @hw.on_abort
+    def on_abort(info: hw.FinishInfo) -> None:
+        log.append(f"on_abort {info.reason}")
+
+    @hw.on_finish
+    def on_finish(info: hw.FinishInfo) -> None:
+        log.append("on_finish")
+
+    model = Script(hw.Message.assistant("Let me add.", [hw.ToolCall("c1", "add", {})]))
+    agent = Agent(model, tools=[add], use=[refuse, after, on_abort, on_finish])
+    result = go(agent, "x", is_async)
+    assert (result.status, result.text, result.iterations) == ("aborted", "Let me add.", 1)
+    assert log == ["after_agent aborted", "on_abort add is not allowed"]
+
+
+def test_other_failures_raise_after_on_error(is_async: bool) -> None:
+    errors: list[BaseException | None] = []
+
+    @hw.on_error
+    def on_error(info: hw.FinishInfo) -> None:
+        errors.append(info.error)
+
+    def fails(request: hw.ModelRequest) -> str:
+        raise RuntimeError("model down")
+
+    with pytest.raises(RuntimeError, match="model down") as caught:
+        go(Agent(fails, use=[on_error]), "x", is_async)
+    assert errors == [caught.value]
+
+
+# -- interrupt and resume ------------------------------------------------------------------------
+
+deleted: list[str] = []
+
+
+@hw.tool
+def delete(path: str) -> str:
+    """Delete a file, once a human approved."""
+    if interrupt({"confirm": f"delete {path}?"}) is not True:
+        return f"kept {path}"
+    deleted.append(path)
+    return f"deleted {path}"
+
+
+def interrupting_model() -> Script:
+    return Script(
+        calls(("c1", "add", {"a": 1, "b": 2}), ("c2", "delete", {"path": "a.txt"})),
+        lambda request: "; ".join(m.text for m in request.messages if m.role == "tool"),
+    )
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["same agent", "fresh agent"])
+def test_an_interrupt_pauses_and_resume_continues_with_the_decision(
+    is_async: bool, fresh: bool
+) -> None:
+    deleted.clear()
+    store = MemoryStore()
+    added: list[int] = []
+
+    @hw.after_tool
+    def count(call: hw.ToolCall, outcome: hw.ToolOutcome, ctx: hw.RunContext) -> None:
+        if call.name == "add":
+            added.append(outcome.result)
+        if outcome.ok:  # an interrupted call ends, for now, with the Interrupt as its error
+            ctx.state.set("tools_run", ctx.state.get("tools_run", 0) + 1)
+
+    model = interrupting_model()
+    agent = Agent(model, tools=[add, delete], use=[count], store=store)
+    paused = go(agent, "tidy up", is_async)
+    assert paused.status == "interrupted"
+    assert paused.interrupt == {"confirm": "delete a.txt?"}
+    assert [m.role for m in paused.messages] == ["user", "assistant"]  # the turn is pending
+    assert deleted == []
+    assert added == [3]
+
+    decided: list[Any] = []
+
+    @hw.after_agent
+    def decisions(result: hw.RunResult, ctx: hw.RunContext) -> None:
+        decided.append((dict(ctx.decisions), ctx.state.get("tools_run")))
+
+    later = (
+        Agent(model, tools=[add, delete], use=[count, decisions], store=store) if fresh else agent
+    )
+    done = resume(later, paused.run_id, {"c2": True}, is_async)
+    assert done.status == "finished"
+    assert done.run_id == paused.run_id
+    assert done.text == "3; deleted a.txt"
+    assert deleted == ["a.txt"]
+    assert added == [3]  # the finished call of the turn did not run again
+    assert done.iterations == 2
+    if fresh:
+        assert decided == [({"c2": True}, 2)]  # state saved at the interrupt came back
+    with pytest.raises(LookupError, match="no checkpoint of an interrupted run"):
+        resume(later, paused.run_id, {"c2": True}, is_async)  # finished runs are forgotten
+
+
+def test_resuming_without_a_decision_interrupts_again() -> None:
+    store = MemoryStore()
+    agent = Agent(interrupting_model(), tools=[add, delete], store=store)
+    paused = agent.run("x")
+    again = agent.resume(paused.run_id, {"someone-else": 1})
+    assert (again.status, again.interrupt, again.run_id) == (
+        "interrupted",
+        {"confirm": "delete a.txt?"},
+        paused.run_id,
+    )
+    done = agent.resume(paused.run_id, {"c2": "no"})
+    assert done.text == "3; kept a.txt"
+
+
+def test_an_interrupt_in_a_model_hook_redoes_that_turn_on_resume() -> None:
+    @hw.before_model
+    def gate(request: hw.ModelRequest, ctx: hw.RunContext) -> None:
+        if "go" not in ctx.decisions:
+            interrupt("may I call the model?")
+
+    model = Script(lambda request: f"{len(request.messages)} messages")
+    agent = Agent(model, use=[gate], store=MemoryStore())
+    paused = agent.run("hello")
+    assert (paused.status, paused.interrupt, paused.iterations) == (
+        "interrupted",
+        "may I call the model?",
+        0,
+    )
+    done = agent.resume(paused.run_id, {"go": True})
+    assert (done.status, done.text, done.iterations) == ("finished", "1 messages", 1)
+
+
+def test_resuming_an_unknown_run_is_a_clear_error() -> None:
+    agent = Agent(Script(), store=MemoryStore())
+    with pytest.raises(LookupError, match="no checkpoint of an interrupted run 'nope'"):
+        agent.resume("nope")
+    with pytest.raises(TypeError, match="run id"):
+        agent.resume(42)  # type: ignore[arg-type]
+
+
+def test_interrupt_outside_an_agent_raises() -> None:
+    with pytest.raises(hw.Interrupt) as caught:
+        interrupt({"why": "no run"})
+    assert caught.value.payload == {"why": "no run"}
+    assert hw.interrupt is interrupt
+    assert hw.Agent is Agent
+
+
+# -- events ---------------------------------------------------------------------------------------
+
+
+def streaming_model() -> Callable[[hw.ModelRequest], Iterator[str]]:
+    def model(request: hw.ModelRequest) -> Iterator[str]:
+        if request.messages[-1].role == "user":
+            yield from ()
+            return
+        yield from ["the ", "sum ", "is ", request.messages[-1].text]
+
+    return model
+
+
+@hw.tool
+def noisy(a: int, ctx: hw.RunContext) -> int:
+    """Emit an event and double `a`."""
+    ctx.emit("progress", {"a": a})
+    return a * 2
+
+
+def test_stream_yields_chunks_tool_events_custom_events_and_the_result(is_async: bool) -> None:
+    turn = iter([calls(("c1", "noisy", {"a": 21})), None])
+
+    def model(request: hw.ModelRequest) -> Any:
+        reply = next(turn)
+        if reply is not None:
+            return reply
+        return iter(["the ", "answer ", "is ", request.messages[-1].text])
+
+    events = events_of(Agent(model, tools=[noisy]), "go", is_async)
+    kinds = [e.kind for e in events]
+    assert kinds == ["tool_call", "custom", "tool_result", *["chunk"] * 4, "result"]
+    assert events[0].call == hw.ToolCall("c1", "noisy", {"a": 21})
+    assert (events[1].name, events[1].value) == ("progress", {"a": 21})
+    assert (events[2].text, events[2].value, events[2].ok) == ("42", 42, True)
+    assert "".join(e.text for e in events if e.kind == "chunk") == "the answer is 42"
+    result = events[-1].result
+    assert result is not None
+    assert result.text == "the answer is 42"
+
+
+def test_a_model_that_does_not_stream_gives_its_text_as_one_chunk() -> None:
+    events = list(Agent(Script("whole answer")).stream("hi"))
+    assert [(e.kind, e.text) for e in events[:-1]] == [("chunk", "whole answer")]
+
+
+def test_an_interrupt_is_an_event_then_the_result() -> None:
+    events = list(Agent(interrupting_model(), tools=[add, delete], store=MemoryStore()).stream("x"))
+    assert [e.kind for e in events] == [
+        "tool_call",
+        "tool_result",
+        "tool_call",
+        "interrupt",
+        "result",
+    ]
+    assert events[3].value == {"confirm": "delete a.txt?"}
+    assert events[3].call is not None
+    assert events[3].call.id == "c2"
+
+
+def test_leaving_a_stream_early_ends_the_run_as_closed() -> None:
+    reasons: list[str | None] = []
+
+    @hw.on_abort
+    def on_abort(info: hw.FinishInfo) -> None:
+        reasons.append(info.reason)
+
+    model = Script(calls(("c1", "add", {"a": 1, "b": 1})), "two")
+    stream = Agent(model, tools=[add], use=[on_abort]).stream("x")
+    assert next(stream).kind == "tool_call"
+    stream.close()  # type: ignore[attr-defined]
+    assert reasons == ["closed by consumer"]
+    assert len(model.requests) == 1
+
+
+# -- real SDK clients against the fake provider ---------------------------------------------------
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic", "genai"])
+def test_sdk_clients_drive_the_loop(sdk: str) -> None:
+    pytest.importorskip("google.genai" if sdk == "genai" else sdk)
+    provider = FakeProvider([calls(("call_1", "add", {"a": 2, "b": 3})), "The sum is 5."])
+    client = getattr(provider, sdk)()
+    result = Agent((client, "some-model"), tools=[add], instructions="Be brief.").run("2 + 3?")
+    assert (result.status, result.text) == ("finished", "The sum is 5.")
+    assert result.usage.total_tokens > 0
+    second = provider.requests[1].body
+    assert second.get("model", "some-model") == "some-model"
+    assert "5" in json.dumps(second)  # the tool result went back over the wire
+
+
+def test_openai_streams_through_the_hooks(is_async: bool) -> None:
+    pytest.importorskip("openai")
+    provider = FakeProvider([calls(("call_1", "add", {"a": 2, "b": 3})), "The sum is 5."])
+    client = provider.openai(is_async)  # type: ignore[call-overload]
+
+    @hw.on_chunk
+    def loud(chunk: hw.Chunk) -> hw.Chunk | None:
+        return chunk.replace(text=chunk.text.upper()) if chunk.kind == "text" else None
+
+    usage: list[hw.Usage] = []
+
+    @hw.on_usage
+    def record(value: hw.Usage) -> None:
+        usage.append(value)
+
+    agent = Agent((client, "gpt-4o"), tools=[add], use=[loud, record])
+    events = events_of(agent, "2 + 3?", is_async)
+    text = "".join(e.text for e in events if e.kind == "chunk")
+    assert text == "THE SUM IS 5."
+    assert [e.text for e in events if e.kind == "tool_result"] == ["5"]
+    assert provider.requests[0].body["stream"] is True
+    assert provider.requests[0].body["tools"][0]["function"]["name"] == "add"
+    assert len(usage) == 2
+    result = events[-1].result
+    assert result is not None
+    assert result.text == "THE SUM IS 5."
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+
+def test_bad_constructor_arguments_are_clear_errors() -> None:
+    model = Script()
+    with pytest.raises(TypeError, match="expected a model function or an SDK client"):
+        Agent(42)
+    with pytest.raises(TypeError, match=r"as a tuple must be \(client, \"model-name\"\)"):
+        Agent((model,))
+    with pytest.raises(TypeError, match="without a model name"):
+        Agent(FakeProvider().openai())
+    with pytest.raises(TypeError, match=r"Agent\(tools=...\) must be a list of tools"):
+        Agent(model, tools=add)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Agent\(tools=...\) takes tools .* got int"):
+        Agent(model, tools=[1])
+    with pytest.raises(ValueError, match="two tools are named 'add'"):
+        Agent(model, tools=[add, add])
+    with pytest.raises(TypeError, match=r"max_iterations=...\) must be an int \(got bool"):
+        Agent(model, max_iterations=True)
+    with pytest.raises(ValueError, match=r"max_iterations=...\) must be at least 1 \(got 0\)"):
+        Agent(model, max_iterations=0)
+    with pytest.raises(TypeError, match=r"instructions=...\) must be a str \(got list"):
+        Agent(model, instructions=["be brief"])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"store=...\) must be a hookwrap.stores store"):
+        Agent(model, store={})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="use= got"):
+        Agent(model, use=[print])
+
+
+def test_bad_run_input_and_async_hooks_in_a_sync_run_are_clear_errors() -> None:
+    @hw.on_iteration
+    async def slow(info: hw.IterationInfo) -> None:
+        pass
+
+    with pytest.raises(TypeError, match=r"agent input must be a str .* got int"):
+        Agent(Script("x")).run(5)
+    with pytest.raises(TypeError, match=r"is async: run this agent with `await agent\.arun"):
+        Agent(Script("x"), use=[slow]).run("x")
+    assert asyncio.run(Agent(Script("fine"), use=[slow]).arun("x")).text == "fine"
+
+
+def test_an_async_tool_in_a_sync_run_is_a_clear_error() -> None:
+    @hw.tool
+    async def later() -> str:
+        """Async."""
+        return "later"
+
+    with pytest.raises(TypeError, match=r"tool 'later' is async: run this agent with `await"):
+        Agent(Script(calls(("c1", "later", {}))), tools=[later]).run("x")
+
+
+def test_tool_calls_without_ids_get_one() -> None:
+    model = Script(calls(("", "add", {"a": 1, "b": 1}), ("", "add", {"a": 2, "b": 2})), "ok")
+    result = Agent(model, tools=[add]).run("x")
+    assert [c.id for c in result.messages[1].tool_calls] == ["call_1_0", "call_1_1"]
+    assert tool_texts(result) == {"call_1_0": "2", "call_1_1": "4"}
+
+
+def test_leaving_an_async_stream_early_ends_the_run_as_closed() -> None:
+    reasons: list[str | None] = []
+
+    @hw.on_abort
+    def on_abort(info: hw.FinishInfo) -> None:
+        reasons.append(info.reason)
+
+    async def main() -> None:
+        model = Script(calls(("c1", "add", {"a": 1, "b": 1})), "two")
+        stream = Agent(model, tools=[add], use=[on_abort]).astream("x")
+        assert (await anext(stream)).kind == "tool_call"
+        await stream.aclose()  # type: ignore[attr-defined]
+
+    asyncio.run(main())
+    assert reasons == ["closed by consumer"]
+
+
+def test_the_default_store_lets_a_fresh_agent_resume(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where a default SQLiteStore puts its file
+    paused = Agent(interrupting_model(), tools=[add, delete]).run("x")
+    assert paused.status == "interrupted"
+    done = Agent(interrupting_model(), tools=[add, delete]).resume(paused.run_id, {"c2": False})
+    assert done.status == "finished"
+
+
+def test_only_json_state_survives_a_checkpoint() -> None:
+    store = MemoryStore()
+
+    @hw.tool
+    def ask(ctx: hw.RunContext) -> str:
+        """Ask once, then report the state."""
+        if "kept" not in ctx.state:
+            ctx.state.set("kept", {"n": 1})
+            ctx.state.set("dropped", object())
+        answer = interrupt("ok?")
+        return f"{answer} {sorted(ctx.state)} {ctx.state.get('kept')}"
+
+    model = Script(calls(("c1", "ask", {})), lambda request: request.messages[-1].text)
+    agent = Agent(model, tools=[ask], store=store)
+    paused = agent.run("x")
+    assert "dropped" not in store.get(f"hookwrap:agent:{paused.run_id}")["state"]
+    fresh = Agent(model, tools=[ask], store=store)
+    assert fresh.resume(paused.run_id, {"c1": "yes"}).text == "yes ['kept'] {'n': 1}"
