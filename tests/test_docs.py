@@ -94,6 +94,7 @@ PRINTS: dict[str, list[str] | None] = {
         "It is sunny in Paris.\nhookwrap.run\n  chat gpt-4o\n  execute_tool weather\n"
         "  chat gpt-4o\n"
     ],
+    "middleware/tool-approval.md": None,
     "middleware/tool-cache.md": ["looking up Paris\nParis: 21°C\nParis: 21°C\nlooking up Oslo"],
     "middleware/tool-search.md": [
         "['calculator', 'tool_search']\n{'selectedTools': ['get_weather']}\n"

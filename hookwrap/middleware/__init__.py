@@ -13,6 +13,7 @@ from ._retry import Retry
 from ._skills import Skills
 from ._telemetry import Telemetry
 from ._timeout import Timeout
+from ._toolapproval import ToolApproval
 from ._toolcache import ToolCache
 from ._toolsearch import ToolSearch
 
@@ -28,6 +29,7 @@ __all__ = [
     "Skills",
     "Telemetry",
     "Timeout",
+    "ToolApproval",
     "ToolCache",
     "ToolSearch",
 ]

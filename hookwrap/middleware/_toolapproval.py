@@ -1,0 +1,75 @@
+"""`ToolApproval`: tool calls wait for a person's decision, except the tools allowed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, cast
+
+from .._errors import Interrupt
+from .._hooks import Middleware, before_tool
+from .._run import RunContext
+from .._types import Skip, ToolCall
+from .._wrap import Tool
+
+__all__ = ["ToolApproval"]
+
+
+def _names(value: object) -> frozenset[str]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(
+            "ToolApproval(allowed_tools=...) expects a list of tool names or tools "
+            f"(got {value!r:.80})"
+        )
+    names: set[str] = set()
+    for item in cast("Iterable[object]", value):
+        if isinstance(item, Tool):
+            names.add(cast("Tool[..., Any]", item).name)
+        elif isinstance(item, str) and item:
+            names.add(item)
+        else:
+            raise TypeError(
+                "ToolApproval(allowed_tools=...) expects tool names or tools "
+                f"(got {type(item).__name__}: {item!r:.80})"
+            )
+    return frozenset(names)
+
+
+class ToolApproval(Middleware):
+    """Every tool call but those of `allowed_tools` interrupts the run for a decision.
+
+    The interrupt's payload is ``{"type": "tool_approval", "call_id", "tool",
+    "arguments"}``. Resume with ``decisions={call_id: ...}``: `True` runs the call,
+    `False` answers the model that the call was rejected (the tool does not run), and
+    anything else interrupts the run again, asking the same. Outside an `Agent`, the
+    `hw.Interrupt` reaches the caller of the tool.
+    """
+
+    name = "ToolApproval"
+    priority = 100  # before other tool hooks: nothing runs for a call not yet approved
+
+    def __init__(self, *, allowed_tools: Iterable[str | Tool[..., Any]] = ()) -> None:
+        self.allowed_tools = _names(allowed_tools)
+
+    def __repr__(self) -> str:
+        return f"ToolApproval(allowed_tools={sorted(self.allowed_tools)!r})"
+
+    @before_tool
+    def approve(self, call: ToolCall, ctx: RunContext[Any]) -> Skip | None:
+        """Let an allowed tool run; otherwise ask, or act on the decision given."""
+        if call.name in self.allowed_tools:
+            return None
+        payload = {
+            "type": "tool_approval",
+            "call_id": call.id,
+            "tool": call.name,
+            "arguments": dict(call.arguments),
+        }
+        decision = ctx.decisions.get(call.id, _UNDECIDED)
+        if decision is True:
+            return None
+        if decision is False:
+            return Skip(f"The user rejected this call of {call.name}; it did not run.")
+        raise Interrupt(payload)
+
+
+_UNDECIDED: Any = object()
