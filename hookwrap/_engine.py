@@ -161,7 +161,8 @@ class _Shared:
 
     def _open(self, parent: RunContext[Any] | None, phase: Any) -> RunContext[Any]:
         if parent is None:
-            return RunContext(RunState(is_async=self.is_async) if self.lifecycle else None, phase)
+            run = RunState(is_async=self.is_async, one_call=True) if self.lifecycle else None
+            return RunContext(run, phase)
         return RunContext(parent.run, phase)
 
     def _end_sync(

@@ -109,6 +109,7 @@ class RunState:
         "is_async",
         "iteration",
         "lock",
+        "one_call",
         "started",
         "state",
         "terminal",
@@ -116,9 +117,14 @@ class RunState:
     )
 
     def __init__(
-        self, context: Any = None, is_async: bool = False, run_id: str | None = None
+        self,
+        context: Any = None,
+        is_async: bool = False,
+        run_id: str | None = None,
+        one_call: bool = False,
     ) -> None:
         self._id = run_id  # given when a run is resumed; else made on first read
+        self.one_call = one_call  # made for one call outside `hw.run()` and any agent
         self.context = context
         self.state = State()
         self.decisions: dict[str, Any] = {}
@@ -162,8 +168,8 @@ class RunState:
 class RunContext(Generic[T]):
     """The run as a hook sees it (from `hw.current()` or a `ctx` parameter).
 
-    Run-wide: `run_id`, `state`, `context`, `iteration`, `decisions`. Per model or tool
-    call: `phase`, `call_id`, `call_state`, `chunk_index`.
+    Run-wide: `run_id`, `state`, `context`, `iteration`, `decisions`, `is_one_call`. Per
+    model or tool call: `phase`, `call_id`, `call_state`, `chunk_index`.
     """
 
     __slots__ = ("_call_id", "_call_state", "_run", "chunk_index", "phase")
@@ -181,7 +187,7 @@ class RunContext(Generic[T]):
     def run(self) -> RunState:
         run = self._run
         if run is None:  # a one-call run creates its shared part only when asked
-            run = self._run = RunState()
+            run = self._run = RunState(one_call=True)
         return run
 
     @property
@@ -199,6 +205,12 @@ class RunContext(Generic[T]):
     @property
     def iteration(self) -> int:
         return 0 if self._run is None else self._run.iteration
+
+    @property
+    def is_one_call(self) -> bool:
+        """Whether this run is the one-call run of a call made outside `hw.run()` and
+        outside an agent (it starts and ends with that call)."""
+        return self._run is None or self._run.one_call
 
     @property
     def decisions(self) -> dict[str, Any]:

@@ -1062,3 +1062,29 @@ def test_run_use_takes_lifecycle_hooks_only() -> None:
 
     with pytest.raises(TypeError, match="misplaced"):
         hw.run(use=[misplaced])
+
+
+def test_is_one_call_tells_a_calls_own_run_from_a_run_it_joined() -> None:
+    seen: list[bool] = []
+
+    @hw.before_model
+    def record(request: hw.ModelRequest, ctx: hw.RunContext) -> None:
+        seen.append(ctx.is_one_call)
+
+    @hw.on_start
+    def started() -> None:
+        pass
+
+    def llm(prompt: str) -> str:
+        return prompt
+
+    plain = hw.model(llm, use=[record])  # no lifecycle hooks: the run is made lazily
+    with_start = hw.model(llm, use=[record, started])
+    plain("a")
+    with_start("b")
+    with hw.run():
+        plain("c")
+        with_start("d")
+    agent = hw.Agent(lambda request: "done", use=[record])
+    agent.run("e")
+    assert seen == [True, True, False, False, False]
