@@ -177,24 +177,35 @@ def call(shape: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
     return asyncio.run(main())
 
 
+def call_in_run(shape: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
+    """`call`, inside `with hw.run()` (`async with` for the async shapes)."""
+    if shape in ("sync", "stream"):
+        with hw.run():
+            return call(shape, fn, *args, **kwargs)
+
+    async def main() -> str:
+        async with hw.run():
+            if shape == "async":
+                return text_of(await fn(*args, **kwargs))
+            return "".join([text_of(i) async for i in fn(*args, **kwargs)])
+
+    return asyncio.run(main())
+
+
 # -- plain functions, every shape -----------------------------------------------------------
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_a_model_call_is_a_client_span_under_its_run_span(otel: Otel, shape: str) -> None:
+def test_a_model_call_is_a_client_span(otel: Otel, shape: str) -> None:
     seen: list[Any] = []
     chat = hw.model(model_target(shape, seen), use=[otel.telemetry()])
     answer = call(shape, chat, USER, model="paris-model", temperature=0.2)
     assert answer == "Paris"
 
-    model = otel.one("chat")
-    run = otel.one("hookwrap.run")
+    [model] = otel.spans()  # a call outside a run: its own span, and no run span
     assert model.name == "chat paris-model"
     assert model.kind is SpanKind.CLIENT
-    assert run.kind is SpanKind.INTERNAL
-    assert parent_id(model) == span_id(run)
-    assert run.parent is None
-    assert attrs_of(run)["hookwrap.run.id"]
+    assert model.parent is None
     expected: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": "function",
@@ -243,7 +254,7 @@ def test_a_stream_span_stays_open_until_the_stream_ends(otel: Otel) -> None:
         {"kind": "usage", "usage": {"input_tokens": 7, "output_tokens": 3, "total_tokens": 10}},
         {"kind": "finish", "finish_reason": "stop"},
     ]
-    assert [s.name for s in otel.spans()] == ["chat", "hookwrap.run"]
+    assert [s.name for s in otel.spans()] == ["chat"]
 
 
 # -- SDK clients through the fake provider ---------------------------------------------------
@@ -341,7 +352,8 @@ def test_anthropic_client_spans_and_streams(otel: Otel, is_async: bool) -> None:
         assert got["gen_ai.response.finish_reasons"] == ("end_turn",)
         assert got["gen_ai.usage.input_tokens"] == 1  # "hi": one token, 4 chars each
         assert got["gen_ai.usage.output_tokens"] == out
-    assert len(otel.named("hookwrap.run")) == 2
+    assert otel.named("hookwrap.run") == []  # calls outside a run: no run span
+    assert [s.parent for s in otel.spans()] == [None, None]
 
 
 def test_openai_responses_and_legacy_completions(otel: Otel) -> None:
@@ -404,8 +416,9 @@ def failing_target(shape: str) -> Callable[..., Any]:
 def test_an_error_marks_the_spans_and_propagates_unchanged(otel: Otel, shape: str) -> None:
     chat = hw.model(failing_target(shape), use=[otel.telemetry()])
     with pytest.raises(Boom, match="model down"):
-        call(shape, chat, "hi")
+        call_in_run(shape, chat, "hi")  # the error ends the run too
     model, run = otel.one("chat"), otel.one("hookwrap.run")
+    assert parent_id(model) == span_id(run)
     for span in (model, run):
         assert span.status.status_code is StatusCode.ERROR
         assert span.status.description == "Boom: model down"
@@ -434,7 +447,7 @@ def test_an_abort_is_a_reason_not_an_error(otel: Otel) -> None:
         yield request
 
     chat = hw.model(model_target("sync"), use=[otel.telemetry(), refuse])
-    with pytest.raises(hw.Aborted):
+    with pytest.raises(hw.Aborted), hw.run():  # the abort ends the run too
         chat(USER)
     for span in (otel.one("chat"), otel.one("hookwrap.run")):
         assert span.status.status_code is StatusCode.UNSET
@@ -456,9 +469,9 @@ def test_an_early_break_ends_the_stream_span_at_once(otel: Otel, how: str) -> No
         else:
             del stream
             gc.collect()
-    model, run = otel.one("chat"), otel.one("hookwrap.run")
+    [model] = otel.spans()  # a call outside a run: no run span
+    assert model.name == "chat"
     assert attrs_of(model)["hookwrap.abort.reason"] == CLOSED
-    assert attrs_of(run)["hookwrap.abort.reason"] == CLOSED
     assert model.status.status_code is StatusCode.UNSET
     assert "gen_ai.usage.input_tokens" not in attrs_of(model)  # usage never arrived
     [(_, _, count)] = otel.points("gen_ai.client.operation.duration")
@@ -525,7 +538,8 @@ def test_a_tool_call_is_an_execute_tool_span(otel: Otel, is_async: bool) -> None
     assert "gen_ai.tool.call.arguments" not in got
     assert "gen_ai.tool.call.result" not in got
     assert [s.get_span_context().span_id for s in seen] == [span_id(span)]
-    assert parent_id(span) == span_id(otel.one("hookwrap.run"))
+    assert otel.spans() == [span]  # a call outside a run: no run span
+    assert span.parent is None
 
 
 def test_a_failing_tool_marks_its_span(otel: Otel) -> None:
@@ -539,6 +553,31 @@ def test_a_failing_tool_marks_its_span(otel: Otel) -> None:
     span = otel.one("execute_tool")
     assert attrs_of(span)["error.type"] == "Boom"
     assert span.status.status_code is StatusCode.ERROR
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_call_outside_a_run_has_no_run_span(otel: Otel, shape: str) -> None:
+    chat = hw.model(model_target(shape), use=[otel.telemetry()])
+    assert call(shape, chat, USER, model="alone") == "Paris"
+    [alone] = otel.spans()  # exactly one span, a root span
+    assert alone.name == "chat alone"
+    assert alone.parent is None
+
+    otel.exporter.clear()
+    with otel.tracer_provider.get_tracer("app").start_as_current_span("request handler"):
+        call(shape, chat, USER, model="alone")
+    model, handler = otel.spans()  # the caller's span is the parent, with none between
+    assert (model.name, handler.name) == ("chat alone", "request handler")
+    assert parent_id(model) == span_id(handler)
+
+    otel.exporter.clear()
+    assert call_in_run(shape, chat, USER, model="inside") == "Paris"
+    model, run = otel.spans()  # the same call inside a run: under the run's span
+    assert (model.name, run.name) == ("chat inside", "hookwrap.run")
+    assert parent_id(model) == span_id(run)
+    assert run.parent is None
+    assert run.kind is SpanKind.INTERNAL
+    assert attrs_of(run)["hookwrap.run.id"]
 
 
 def test_one_run_is_the_parent_of_its_model_and_tool_spans(otel: Otel) -> None:

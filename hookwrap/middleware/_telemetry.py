@@ -168,10 +168,12 @@ class Telemetry(Middleware):
     """OpenTelemetry spans for runs, model calls and tool calls, with token and duration
     metrics, following the OpenTelemetry GenAI semantic conventions.
 
-    A run is a ``hookwrap.run`` span; each model call inside it a ``chat {model}`` span
-    (kind CLIENT) and each tool call an ``execute_tool {name}`` span, children of the run's
-    span. Metrics: ``gen_ai.client.token.usage`` and ``gen_ai.client.operation.duration``.
-    Every hook is fail-open, and nothing Telemetry does changes a call.
+    A run (`hw.run()`, an agent's run) is a ``hookwrap.run`` span; each model call a
+    ``chat {model}`` span (kind CLIENT) and each tool call an ``execute_tool {name}`` span,
+    children of the run's span. A call made outside any run has its own span only, under
+    whatever span is current. Metrics: ``gen_ai.client.token.usage`` and
+    ``gen_ai.client.operation.duration``. Every hook is fail-open, and nothing Telemetry
+    does changes a call.
 
     Args:
         tracer_provider: where spans go; `None` is the global tracer provider.
@@ -208,7 +210,10 @@ class Telemetry(Middleware):
 
     @on_start(fail_open=True)
     def start_run(self, ctx: RunContext[Any]) -> None:
-        """Open the run's ``hookwrap.run`` span, parent of the run's model and tool spans."""
+        """Open the run's ``hookwrap.run`` span, parent of the run's model and tool spans
+        (not for the one-call run of a call made outside a run: its span stands alone)."""
+        if ctx.is_one_call:
+            return
         api = self._kit.api
         outer = api.current_span().get_span_context().span_id
         run_id = ctx.run_id
