@@ -11,7 +11,16 @@ import asyncio
 import importlib
 import json
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import contextmanager
 from typing import Any, Literal, cast
 
@@ -674,7 +683,7 @@ class Agent:
                         for call in arg:
                             yield AgentEvent("tool_call", call=call)
                         with _current(ctx):
-                            done = await asyncio.gather(*(self._acall_tool(s, c) for c in arg))
+                            done = await _all_or_none(self._acall_tool(s, c) for c in arg)
                         for event in self._custom(s):
                             yield event
                         for outcome in done:
@@ -743,6 +752,19 @@ class Agent:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+
+async def _all_or_none(calls: Iterable[Awaitable[_Done]]) -> list[_Done]:
+    """The tool calls of one turn, run concurrently; when one raises (an abort), the others
+    are cancelled and awaited before the error goes on, so none outlives its run."""
+    tasks = [asyncio.ensure_future(call) for call in calls]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _items(use: Any) -> Iterator[Any]:

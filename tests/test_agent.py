@@ -731,3 +731,35 @@ def test_only_json_state_survives_a_checkpoint() -> None:
     assert "dropped" not in store.get(f"hookwrap:agent:{paused.run_id}")["state"]
     fresh = Agent(model, tools=[ask], store=store)
     assert fresh.resume(paused.run_id, {"c1": "yes"}).text == "yes ['kept'] {'n': 1}"
+
+
+def test_an_abort_in_one_async_tool_cancels_the_others_of_its_turn() -> None:
+    cancelled: list[str] = []
+
+    @hw.tool
+    async def slow(x: int) -> int:
+        """Waits for ever."""
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append("slow")
+            raise
+        return x  # pragma: no cover
+
+    @hw.tool
+    async def stop(x: int) -> int:
+        """Aborts the run."""
+        await asyncio.sleep(0)
+        hw.current().abort("enough")
+        return x  # pragma: no cover
+
+    model = Script(calls(("c1", "slow", {"x": 1}), ("c2", "stop", {"x": 2})), "never")
+    agent = Agent(model, tools=[slow, stop], store=MemoryStore())
+
+    async def main() -> tuple[hw.RunResult, list[str]]:
+        result = await asyncio.wait_for(agent.arun("go"), 5)
+        return result, list(cancelled)  # before asyncio.run cancels what is left
+
+    result, cancelled_by_then = asyncio.run(main())
+    assert result.status == "aborted"
+    assert cancelled_by_then == ["slow"]
