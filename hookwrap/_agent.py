@@ -800,8 +800,9 @@ def _caller(model: Any, hooks: Stack) -> ModelCaller:
         raise
     if caller.sdk is not None and caller.model is None:
         raise TypeError(
-            f"Agent(model=...) got a {caller.sdk} client without a model name; pass "
-            f'(client, "model-name")'
+            f"Agent(model=...) got an SDK client or method ({caller.sdk}) without a model "
+            f'name; pass (client, "model-name") or '
+            f'functools.partial(client.chat.completions.create, model="model-name")'
         )
     return caller
 

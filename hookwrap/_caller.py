@@ -11,6 +11,7 @@ for one provider runs on another, through each adapter's own mapping.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
@@ -113,6 +114,25 @@ def _sdk(target: Any) -> str | None:
     return None
 
 
+def _resolve(given: object, model: str | None) -> tuple[object, str | None]:
+    """An OpenAI or Anthropic method (`client.chat.completions.create`), perhaps with its
+    model bound (`functools.partial(..., model="gpt-4o")`), as its client and that model."""
+    target, method, bound = given, given, cast("object", model)
+    if isinstance(given, functools.partial):
+        partial = cast("functools.partial[object]", given)
+        keywords = dict(partial.keywords)
+        bound = model or keywords.pop("model", None)
+        if partial.args or keywords:  # other arguments fixed: not a method we can stand for
+            return target, model
+        method = partial.func
+    if not inspect.ismethod(method) or type(method).__module__.startswith("hookwrap"):
+        return target, model  # a hooked method keeps its hooks: called as a function
+    client: object = getattr(method.__self__, "_client", None)
+    if _sdk(client) is None or method.__name__ != "create":
+        return target, model
+    return client, bound if isinstance(bound, str) else None
+
+
 class ModelCaller:
     """One model target, called with neutral requests.
 
@@ -128,6 +148,7 @@ class ModelCaller:
         from ._wrap import model as hook_model
         from ._wrap import wrap
 
+        target, model = _resolve(target, model)
         self.model = model
         self.sdk = _sdk(target)
         self._sync: Entry | None = None

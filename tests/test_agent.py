@@ -639,6 +639,8 @@ def test_bad_constructor_arguments_are_clear_errors() -> None:
         Agent((model,))
     with pytest.raises(TypeError, match="without a model name"):
         Agent(FakeProvider().openai())
+    with pytest.raises(TypeError, match=r"without a model name.*functools.partial"):
+        Agent(FakeProvider().openai().chat.completions.create)
     with pytest.raises(TypeError, match=r"Agent\(tools=...\) must be a list of tools"):
         Agent(model, tools=add)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"Agent\(tools=...\) takes tools .* got int"):
@@ -763,3 +765,23 @@ def test_an_abort_in_one_async_tool_cancels_the_others_of_its_turn() -> None:
     result, cancelled_by_then = asyncio.run(main())
     assert result.status == "aborted"
     assert cancelled_by_then == ["slow"]
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_a_create_method_with_its_model_bound_stands_for_its_client(
+    sdk: str, is_async: bool
+) -> None:
+    pytest.importorskip(sdk)
+    import functools
+
+    provider = FakeProvider(["From the SDK."])
+    if sdk == "openai":
+        client: Any = provider.openai(is_async)
+        create = client.chat.completions.create
+    else:
+        client = provider.anthropic(is_async)
+        create = client.messages.create
+    agent = Agent(functools.partial(create, model="bound-model"), store=MemoryStore())
+    result = go(agent, "hi", is_async)
+    assert result.text == "From the SDK."
+    assert provider.requests[-1].body["model"] == "bound-model"
