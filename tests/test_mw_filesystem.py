@@ -98,7 +98,8 @@ def test_bad_arguments_are_refused_at_construction(root: Path, tmp_path: Path) -
     with pytest.raises(ValueError, match=r"Filesystem\(prefix=...\) may hold only .*'fs\.'"):
         Filesystem(root=root, prefix="fs.")
     with pytest.raises(TypeError):
-        Filesystem(str(root))  # type: ignore[misc]
+        Filesystem(str(root), False)  # type: ignore[misc]
+    assert Filesystem(str(root)).root == Filesystem(root=root).root  # root: either way
 
 
 # -- the tools and their specs -----------------------------------------------------------

@@ -74,7 +74,7 @@ class Filesystem(Middleware):
     max_chars: int = 262_144
 
     def __init__(
-        self, *, root: str | os.PathLike[str], allow_write: bool = False, prefix: str = ""
+        self, root: str | os.PathLike[str], *, allow_write: bool = False, prefix: str = ""
     ) -> None:
         location: object = os.fspath(root) if isinstance(root, (str, os.PathLike)) else None
         if not isinstance(location, str):
