@@ -393,7 +393,9 @@ class Agent:
                         f"{hook.label} is async: run this agent with `await agent.arun(...)` "
                         "(or make the hook a plain `def`)"
                     )
-        ctx: RunContext[Any] = RunContext(RunState(None, is_async, run_id), "init")
+        run = RunState(None, is_async, run_id)
+        run.agent = True
+        ctx: RunContext[Any] = RunContext(run, "init")
         session = _Session(ctx, messages)
         session.fresh = ctx.run.join(self._chain)
         return session

@@ -102,6 +102,7 @@ class RunState:
 
     __slots__ = (
         "_id",
+        "agent",
         "context",
         "decisions",
         "deferred",
@@ -125,6 +126,7 @@ class RunState:
     ) -> None:
         self._id = run_id  # given when a run is resumed; else made on first read
         self.one_call = one_call  # made for one call outside `hw.run()` and any agent
+        self.agent = False  # an `hw.Agent`'s run
         self.context = context
         self.state = State()
         self.decisions: dict[str, Any] = {}

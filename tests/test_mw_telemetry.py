@@ -870,3 +870,25 @@ def test_importing_hookwrap_imports_no_opentelemetry() -> None:
         "assert not found, found\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_an_agent_run_is_an_invoke_agent_span_over_its_model_and_tool_spans(otel: Otel) -> None:
+    @hw.tool
+    def weather(city: str) -> str:
+        """The weather in a city."""
+        return f"sunny in {city}"
+
+    def model(request: hw.ModelRequest) -> hw.Message:
+        if request.messages[-1].role == "user":
+            return hw.Message.assistant("", [hw.ToolCall("c1", "weather", {"city": "Paris"})])
+        return hw.Message.assistant(f"It is {request.messages[-1].text}.")
+
+    agent = hw.Agent(model, tools=[weather], use=[otel.telemetry()])
+    assert agent.run("Weather?").text == "It is sunny in Paris."
+    run = otel.one("invoke_agent")
+    assert run.name == "invoke_agent"
+    assert attrs_of(run)["gen_ai.operation.name"] == "invoke_agent"
+    assert attrs_of(run)["hookwrap.run.id"]
+    assert otel.named("hookwrap.run") == []
+    children = [s for s in otel.spans() if parent_id(s) == span_id(run)]
+    assert sorted(s.name.split()[0] for s in children) == ["chat", "chat", "execute_tool"]

@@ -59,6 +59,7 @@ DURATION = "gen_ai.client.operation.duration"
 # hookwrap's own
 RUN_SPAN = "hookwrap.run"
 RUN_ID = "hookwrap.run.id"
+AGENT_OPERATION = "invoke_agent"  # an agent's run: its span's name and operation
 ABORT_REASON = "hookwrap.abort.reason"
 
 # the bucket boundaries the conventions advise for the two histograms
@@ -217,7 +218,11 @@ class Telemetry(Middleware):
         api = self._kit.api
         outer = api.current_span().get_span_context().span_id
         run_id = ctx.run_id
-        span = self._kit.tracer.start_span(RUN_SPAN, kind=api.internal, attributes={RUN_ID: run_id})
+        attributes: dict[str, Any] = {RUN_ID: run_id}
+        name = RUN_SPAN
+        if ctx.run.agent:  # the conventions' span of an agent invoked in this process
+            name = attributes[OPERATION] = AGENT_OPERATION
+        span = self._kit.tracer.start_span(name, kind=api.internal, attributes=attributes)
         self._runs[run_id] = _Run(span, api.in_context(span), outer)
 
     @on_finish(fail_open=True)
