@@ -6,7 +6,7 @@ import itertools
 from typing import Any, Literal
 
 from ._hooks import KINDS
-from ._stack import Chain, Hook
+from ._stack import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Chain, Hook
 
 __all__ = ["explain"]
 
@@ -28,6 +28,16 @@ _ORDER = (
     "on_abort",
 )
 assert set(_ORDER) == set(KINDS)
+
+
+_MODEL_STAGES = frozenset((*MODEL_KINDS, *RUN_KINDS))
+_TOOL_STAGES = frozenset((*TOOL_KINDS, *RUN_KINDS))
+
+
+def _is_tool(target: Any) -> bool:
+    from ._engine import ToolEngine
+
+    return isinstance(getattr(target, "_self_engine", None), ToolEngine)
 
 
 def _layers(target: Any) -> list[Chain]:
@@ -89,7 +99,9 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
     chains = _layers(target)
     if not chains:
         raise TypeError(f"hw.explain expects a target wrapped by hookwrap (got {target!r})")
-    rows = _rows(chains)
+    # a middleware may carry hooks for stages this target never has: those are not shown
+    runs = _TOOL_STAGES if _is_tool(target) else _MODEL_STAGES
+    rows = [row for row in _rows(chains) if row[0] in runs]
     if format == "mermaid":
         return _mermaid(rows)
     if format != "text":

@@ -287,3 +287,36 @@ def test_explained_order_is_the_execution_order(hooks: list[tuple[str, int]]) ->
     shown = [name for name, _ in hook_lines(hw.explain(wrapped), names)]
     wrapped("hi")
     assert shown == log
+
+
+def test_explain_leaves_out_stages_the_target_never_has() -> None:
+    class Both(hw.Middleware):
+        @hw.before_model
+        def model_side(self, request: hw.ModelRequest) -> None:
+            return None
+
+        @hw.before_tool
+        def tool_side(self, call: hw.ToolCall) -> None:
+            return None
+
+        @hw.on_finish
+        def done(self, info: hw.FinishInfo) -> None:
+            return None
+
+    def llm(prompt: str) -> str:
+        return prompt
+
+    def lookup(word: str) -> str:
+        """Look a word up."""
+        return word
+
+    both = Both()
+    for_model = hw.explain(hw.model(llm, use=[both]))
+    for_tool = hw.explain(hw.tool(lookup, use=[both]))
+    assert "Both.model_side" in for_model
+    assert "Both.tool_side" not in for_model
+    assert "Both.tool_side" in for_tool
+    assert "Both.model_side" not in for_tool
+    assert "Both.done" in for_model
+    assert "Both.done" in for_tool
+    assert "tool_side" not in hw.explain(hw.model(llm, use=[both]), format="mermaid")
