@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_stores_sqlite import Advance, StoreContract
+from test_stores import Advance, StoreContract
 
 import hookwrap as hw
 from hookwrap.middleware._toolcache import ToolCache

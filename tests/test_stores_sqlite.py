@@ -1,12 +1,10 @@
-"""SQLiteStore (SPEC §7), and the `Store` contract every store passes: `StoreContract`
-runs here against MemoryStore and SQLiteStore, and against RedisStore in
-test_stores_redis.py."""
+"""SQLiteStore (SPEC §7): the `Store` contract (`test_stores.StoreContract`), and what a
+file shared by threads and processes adds."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import math
 import sqlite3
 import subprocess
 import sys
@@ -17,28 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_stores import Advance, Clock, StoreContract
 
 import hookwrap as hw
 import hookwrap.stores._memory as memory
 import hookwrap.stores._sqlite as sqlite_module
 from hookwrap.middleware._toolcache import ToolCache
-from hookwrap.stores import MemoryStore, Store
 from hookwrap.stores._sqlite import SQLiteStore
-
-Advance = Callable[[float], None]
-
-
-class Clock:
-    """A clock that moves only when told to."""
-
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 @pytest.fixture
@@ -47,218 +30,6 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     monkeypatch.setattr(sqlite_module, "_now", fake)
     monkeypatch.setattr(memory, "_now", fake)
     return fake
-
-
-# -- the contract every store follows ---------------------------------------------------------
-
-JSON_VALUES = [
-    None,
-    True,
-    0,
-    -7,
-    2**70,
-    2.5,
-    "",
-    "héllo ✓ \x00 '\"",
-    [],
-    {},
-    [1, "a", None, [False, {"x": [1.5]}]],
-    {"a": {"b": [1, 2, {"c": None}]}, "z": True},
-]
-
-
-class Opaque:
-    def __repr__(self) -> str:
-        return "Opaque()"
-
-
-class StoreContract:
-    """What every `hookwrap.stores` store does. A subclass named `Test...` provides the
-    fixtures `store` (a fresh, empty store) and `advance` (moves that store's clock on)."""
-
-    def test_is_a_store(self, store: Store) -> None:
-        assert isinstance(store, Store)
-
-    @pytest.mark.parametrize("value", JSON_VALUES)
-    def test_set_then_get_gives_back_an_equal_value_of_the_same_types(
-        self, store: Store, value: Any
-    ) -> None:
-        store.set("k", value)
-        got = store.get("k")
-        assert got == value
-        assert repr(got) == repr(value)  # 1 stays 1, not 1.0; True stays True
-
-    def test_missing_key_reads_as_none(self, store: Store) -> None:
-        assert store.get("nothing here") is None
-
-    def test_keys_are_exact(self, store: Store) -> None:
-        store.set("a", 1)
-        store.set("A", 2)
-        store.set("a ", 3)
-        store.set("", 4)
-        assert [store.get(k) for k in ("a", "A", "a ", "", "b")] == [1, 2, 3, 4, None]
-
-    def test_a_copy_is_stored_and_a_fresh_copy_is_returned(self, store: Store) -> None:
-        value = {"items": [1, 2]}
-        store.set("k", value)
-        value["items"].append(3)
-        got = store.get("k")
-        assert got == {"items": [1, 2]}
-        got["items"].append(4)
-        assert store.get("k") == {"items": [1, 2]}
-        assert store.get("k") is not store.get("k")
-
-    def test_set_overwrites(self, store: Store) -> None:
-        store.set("k", 1)
-        store.set("k", [2])
-        assert store.get("k") == [2]
-
-    def test_delete_forgets_and_a_missing_key_is_fine(self, store: Store) -> None:
-        store.set("k", 1)
-        store.set("other", 2)
-        store.delete("k")
-        store.delete("k")
-        store.delete("never set")
-        assert store.get("k") is None
-        assert store.get("other") == 2
-
-    @pytest.mark.parametrize(
-        ("value", "problem"),
-        [
-            (Opaque(), "the value is of type Opaque (Opaque())"),
-            ((1, 2), "the value is of type tuple"),
-            ({1: "one"}, "the value has the key 1 of type int (JSON keys are str)"),
-            ([math.nan], "the value[0] is nan"),
-        ],
-    )
-    def test_a_value_that_is_not_json_is_a_type_error_and_nothing_is_stored(
-        self, store: Store, value: Any, problem: str
-    ) -> None:
-        store.set("user:42", "before")
-        with pytest.raises(TypeError) as caught:
-            store.set("user:42", value)
-        assert "'user:42'" in str(caught.value)
-        assert problem in str(caught.value)
-        with pytest.raises(TypeError, match="'user:42'"):
-            asyncio.run(store.aset("user:42", value))
-        assert store.get("user:42") == "before"
-
-    @pytest.mark.parametrize("key", [1, None, b"k"])
-    def test_keys_must_be_str_in_every_method(self, store: Store, key: Any) -> None:
-        calls: list[Callable[[], object]] = [
-            lambda: store.get(key),
-            lambda: store.set(key, 1),
-            lambda: store.delete(key),
-            lambda: asyncio.run(store.aget(key)),
-            lambda: asyncio.run(store.aset(key, 1)),
-            lambda: asyncio.run(store.adelete(key)),
-        ]
-        for call in calls:
-            with pytest.raises(TypeError, match="store keys must be str"):
-                call()
-
-    @pytest.mark.parametrize(
-        ("ttl", "error"),
-        [
-            ("10", TypeError),
-            (True, TypeError),
-            (0, ValueError),
-            (-1, ValueError),
-            (math.nan, ValueError),
-            (math.inf, ValueError),
-        ],
-    )
-    def test_a_bad_ttl_is_refused_and_nothing_is_stored(
-        self, store: Store, ttl: Any, error: type[Exception]
-    ) -> None:
-        with pytest.raises(error, match="ttl must be a"):
-            store.set("k", 1, ttl=ttl)
-        with pytest.raises(error, match="ttl must be a"):
-            asyncio.run(store.aset("k", 1, ttl=ttl))
-        assert store.get("k") is None
-
-    def test_a_key_expires_after_its_ttl(self, store: Store, advance: Advance) -> None:
-        store.set("k", "v", ttl=0.05)
-        store.set("forever", "v")
-        store.set("long", "v", ttl=1e12)
-        assert store.get("k") == "v"
-        advance(0.06)
-        assert store.get("k") is None
-        assert store.get("forever") == "v"
-        assert store.get("long") == "v"
-
-    def test_setting_again_replaces_the_expiry_and_no_ttl_removes_it(
-        self, store: Store, advance: Advance
-    ) -> None:
-        store.set("k", 1, ttl=0.05)
-        store.set("k", 2)
-        store.set("j", 1)
-        store.set("j", 2, ttl=0.05)
-        advance(0.06)
-        assert store.get("k") == 2
-        assert store.get("j") is None
-
-    def test_async_methods_do_what_the_sync_ones_do_in_every_event_loop(
-        self, store: Store, advance: Advance
-    ) -> None:
-        async def main(n: int) -> list[Any]:
-            await store.aset(f"a{n}", {"x": n})
-            await store.aset(f"b{n}", [n], ttl=0.05)
-            seen = [await store.aget(f"a{n}"), await store.aget(f"b{n}")]
-            await store.adelete(f"a{n}")
-            await store.adelete("never set")
-            return [*seen, await store.aget(f"a{n}")]
-
-        for n in range(3):  # each asyncio.run is a new event loop
-            assert asyncio.run(main(n)) == [{"x": n}, [n], None]
-        assert store.get("b2") == [2]
-        store.set("from sync", [True])
-        assert asyncio.run(store.aget("from sync")) == [True]
-        advance(0.06)
-        assert asyncio.run(store.aget("b2")) is None
-
-    def test_concurrent_tasks_each_see_their_own_values(self, store: Store) -> None:
-        async def task(n: int) -> Any:
-            await store.aset(f"task{n}", {"n": n, "data": [n] * n})
-            await asyncio.sleep(0)
-            return await store.aget(f"task{n}")
-
-        async def main() -> list[Any]:
-            return await asyncio.gather(*(task(n) for n in range(40)))
-
-        assert asyncio.run(main()) == [{"n": n, "data": [n] * n} for n in range(40)]
-
-    def test_threads_sharing_a_store_see_whole_values(self, store: Store) -> None:
-        start = threading.Barrier(6)
-
-        def work(n: int) -> list[Any]:
-            start.wait(timeout=5)
-            seen = []
-            for i in range(60):
-                store.set(f"own{n}:{i}", [n, i])
-                store.set("shared", {"writer": n, "i": i, "pad": "x" * (n * 100)})
-                seen.append(store.get("shared"))
-                assert store.get(f"own{n}:{i}") == [n, i]
-                if i % 3 == 0:
-                    store.delete(f"own{n}:{i}")
-            return seen
-
-        with ThreadPoolExecutor(6) as pool:
-            results = list(pool.map(work, range(6)))
-        for seen in results:
-            assert all(len(value["pad"]) == 100 * value["writer"] for value in seen)
-        assert store.get("own3:1") == [3, 1]
-        assert store.get("own3:3") is None
-
-
-class TestMemoryStoreContract(StoreContract):
-    @pytest.fixture
-    def store(self) -> MemoryStore:
-        return MemoryStore()
-
-    @pytest.fixture
-    def advance(self, clock: Clock) -> Advance:
-        return clock.advance
 
 
 class TestSQLiteStoreContract(StoreContract):
