@@ -4,9 +4,32 @@ from __future__ import annotations
 
 import json
 import math
+from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Store", "check_key", "check_ttl", "dump"]
+from typing_extensions import Self
+
+__all__ = ["Closing", "Store", "check_key", "check_ttl", "dump"]
+
+
+class Closing:
+    """`with store:` closes a store that holds a connection when the block ends."""
+
+    __slots__ = ()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
-from ._base import check_key, check_ttl, dump
+from ._base import Closing, check_key, check_ttl, dump
 
 if TYPE_CHECKING:
     import redis
@@ -30,7 +30,7 @@ _MAX_PX = 2**62
 _Entry = tuple["redis.asyncio.Redis", AsyncGenerator[None, None]]
 
 
-class RedisStore:
+class RedisStore(Closing):
     """A `Store` in a Redis server: for many processes on many machines.
 
     Args:
@@ -125,17 +125,6 @@ class RedisStore:
             entry = self._loops.pop(asyncio.get_running_loop(), None)
         if entry is not None:
             await entry[1].aclose()
-
-    def __enter__(self) -> RedisStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     async def __aenter__(self) -> RedisStore:
         return self

@@ -8,10 +8,9 @@ import os
 import sqlite3
 import threading
 import time
-from types import TracebackType
 from typing import Any
 
-from ._base import check_key, check_ttl, dump
+from ._base import Closing, check_key, check_ttl, dump
 
 __all__ = ["SQLiteStore"]
 
@@ -28,7 +27,7 @@ _SCHEMA = (
 )
 
 
-class SQLiteStore:
+class SQLiteStore(Closing):
     """A `Store` in an SQLite database file: the embedded default, shared by the threads of
     this process and by every other process that opens the same file.
 
@@ -127,17 +126,6 @@ class SQLiteStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
-
-    def __enter__(self) -> SQLiteStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _row(self, key: str, value: Any, ttl: float | None) -> tuple[str, str, float | None]:
         """What `set` writes: checked, copied as JSON text, with its absolute expiry."""
