@@ -17,17 +17,7 @@ class Call:
     Kept in `ModelRequest.raw`, so that an unchanged request is passed on untouched.
     """
 
-    __slots__ = (
-        "args",
-        "ended",
-        "extra",
-        "fn",
-        "kwargs",
-        "request",
-        "response",
-        "result",
-        "seen",
-    )
+    __slots__ = ("args", "extra", "fn", "kwargs", "request", "response", "result", "seen")
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]):
         self.fn = fn
@@ -38,14 +28,12 @@ class Call:
         self.result: Any = None  # the native result
         self.extra: Any = None  # adapter's own notes
         self.seen: Any = None  # the chunk the adapter made last, in a stream
-        self.ended = False  # the engine is done with it (a worker thread may still run)
 
     def release(self) -> None:
         """Let go of the views and streams once the call is over. `request.raw` points back
         here, so keeping them would leave a cycle (views, native answer, HTTP response)
         for the garbage collector, which is slow to find in a large heap."""
         self.request = self.response = self.result = self.extra = self.seen = None
-        self.ended = True
 
 
 _NOT_STREAMS = (str, bytes, bytearray, dict)

@@ -657,9 +657,10 @@ async def _arecorded(chunks: AsyncIterator[Chunk], call: Call) -> AsyncIterator[
 
 def _opened(call: Any, stream: Any) -> None:
     """Remember a stream the model opened, to close it at once if the caller stops early.
-    One opened after the call ended (in a worker thread a hook gave up on) is closed now."""
+    One opened after the call ended (in a worker thread a hook gave up on) is closed now:
+    the request view, set before the model is called, is gone once `release` ran."""
     if isinstance(call, Call):
-        if call.ended:
+        if call.request is None:
             close = getattr(stream, "close", None)
             if close is not None:
                 close()
