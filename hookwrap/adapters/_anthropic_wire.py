@@ -56,19 +56,25 @@ def _seq(value: Any) -> list[Any]:
 
 def _given(value: Any) -> bool:
     """False for the SDKs' `omit` and `NOT_GIVEN` placeholders, which their encoders drop:
-    the SDK's own `messages.stream()` leaves them in the body for every unset parameter."""
-    return type(value).__name__ not in ("Omit", "NotGiven")
+    the SDK's own `messages.stream()` leaves them in the body for every unset parameter.
+    Told by the class's name, once per class."""
+    cls = value.__class__
+    found = _GIVEN.get(cls)
+    if found is None:
+        found = _GIVEN[cls] = cls.__name__ not in ("Omit", "NotGiven")
+    return found
 
 
-# values that are never a placeholder, told apart without a call (the usual options)
-_PLAIN_TYPES = frozenset({str, int, float, bool, dict, list, type(None)})
+# class -> whether its values are real ones (False: a placeholder), learned as they come
+_GIVEN: dict[type, bool] = dict.fromkeys((str, int, float, bool, dict, list, type(None)), True)
 
 
 def _options(body: Mapping[str, Any]) -> dict[str, Any]:
+    given = _GIVEN
     return {
         k: v
         for k, v in body.items()
-        if k not in _MODELED and (v.__class__ in _PLAIN_TYPES or _given(v))
+        if k not in _MODELED and ((g := given.get(v.__class__)) or (g is None and _given(v)))
     }
 
 
