@@ -28,6 +28,7 @@ __all__ = ["ModelCaller"]
 Entry = Callable[[Any, ModelRequest, bool], Any]
 
 _PLACEHOLDER = "."
+_DONE: Any = object()
 _DEFAULT_MAX_TOKENS = 4096
 
 # The request to send, where to put the answer and (streaming) the chunks, for the call
@@ -217,21 +218,35 @@ class ModelCaller:
     def stream(self, request: ModelRequest) -> Generator[Chunk | ModelResponse, None, None]:
         """Answer `request` streamed, in a sync call: the chunks as the hooks pass them on,
         then the response (assembled from them). A target that does not stream gives only
-        the response."""
+        the response. Closing this generator closes the target's stream."""
         if self._sync is None:
             raise TypeError(f"{self.label} is async: it cannot answer a sync call")
         box: list[ModelResponse] = []
         sink: list[Chunk] = []
-        token = _carried.set((self._request(request), box, sink))
+        # set around each step only, never across a `yield`: the consumer may pull each
+        # item in another context (a worker thread, a copied context)
+        carried = (self._request(request), box, sink)
+        token = _carried.set(carried)
         try:
             made = self._sync(self._first(request), request, True)
-            if hasattr(made, "__next__"):
-                for _ in made:
-                    yield from sink
-                    sink.clear()
-                yield from sink
         finally:
             _carried.reset(token)
+        if hasattr(made, "__next__"):
+            try:
+                while True:
+                    token = _carried.set(carried)
+                    try:
+                        item = next(made, _DONE)
+                    finally:
+                        _carried.reset(token)
+                    yield from sink
+                    sink.clear()
+                    if item is _DONE:
+                        break
+            finally:
+                close = getattr(made, "close", None)
+                if close is not None:
+                    close()
         yield box[-1]
 
     async def astream(self, request: ModelRequest) -> AsyncGenerator[Chunk | ModelResponse, None]:
@@ -242,20 +257,32 @@ class ModelCaller:
             return
         box: list[ModelResponse] = []
         sink: list[Chunk] = []
-        token = _carried.set((self._request(request), box, sink))
+        carried = (self._request(request), box, sink)
+        token = _carried.set(carried)
         try:
             made = self._async(self._first(request), request, True)
             if not hasattr(made, "__anext__"):
                 made = await made
-            if hasattr(made, "__anext__"):
-                async for _ in made:
+        finally:
+            _carried.reset(token)
+        if hasattr(made, "__anext__"):
+            try:
+                while True:
+                    token = _carried.set(carried)
+                    try:
+                        item = await anext(made, _DONE)
+                    finally:
+                        _carried.reset(token)
                     for chunk in sink:
                         yield chunk
                     sink.clear()
-                for chunk in sink:
-                    yield chunk
-        finally:
-            _carried.reset(token)
+                    if item is _DONE:
+                        break
+            finally:
+                aclose = getattr(made, "aclose", None) or getattr(made, "close", None)
+                closing = None if aclose is None else aclose()
+                if inspect.isawaitable(closing):
+                    await closing
         yield box[-1]
 
     async def acall(self, request: ModelRequest) -> ModelResponse:

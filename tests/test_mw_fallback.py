@@ -4,6 +4,7 @@ over through the neutral types and the answer written back in the caller's own f
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -251,6 +252,114 @@ def test_a_streamed_openai_call_falls_back_to_a_function() -> None:
     stream = client.chat.completions.create(model="gpt-test", messages=USER, stream=True)
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert text == "backup saw 1 messages: What is the capital of France?"
+
+
+def test_a_streamed_openai_call_falls_back_to_an_anthropic_stream_chunk_by_chunk() -> None:
+    openai = pytest.importorskip("openai")
+    pytest.importorskip("anthropic")
+    primary, other = FakeProvider(["never"]), FakeProvider(["Paris is the capital."])
+    primary.fail(503)
+    claude = other.anthropic(max_retries=0)
+    client = hw.wrap(
+        primary.openai(max_retries=0), use=[Fallback(models=[(claude, "claude-test")])]
+    )
+    seen: list[str] = []
+
+    @hw.on_chunk
+    def note(chunk: hw.Chunk) -> None:
+        seen.append(chunk.text)
+
+    tapped = hw.wrap(client, use=[note])
+    stream = tapped.chat.completions.create(model="gpt-test", messages=USER, stream=True)
+    assert isinstance(stream, openai.Stream)
+    chunks = list(stream)
+    assert all(isinstance(c, openai.types.chat.ChatCompletionChunk) for c in chunks)
+    pieces = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+    assert "".join(pieces) == "Paris is the capital."
+    assert len(pieces) > 1  # streamed as the alternative sent it, not one whole answer
+    assert other.requests[0].body["stream"] is True
+    assert "".join(t for t in seen if t) == "Paris is the capital."
+
+
+def test_an_async_anthropic_stream_falls_back_to_a_google_stream() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    pytest.importorskip("google.genai")
+    primary, other = FakeProvider(["never"]), FakeProvider(["Bonjour tout le monde."])
+    primary.fail(503)
+    gemini = other.genai(max_retries=0)
+    client = hw.wrap(
+        primary.anthropic(True, max_retries=0), use=[Fallback(models=[(gemini, "gemini-test")])]
+    )
+
+    async def ask() -> list[Any]:
+        stream = await client.messages.create(
+            model="claude-test", max_tokens=50, messages=USER, stream=True
+        )
+        assert isinstance(stream, anthropic.AsyncStream)
+        return [event async for event in stream]
+
+    events = asyncio.run(ask())
+    deltas = [e.delta.text for e in events if e.type == "content_block_delta"]
+    assert "".join(deltas) == "Bonjour tout le monde."
+    assert len(deltas) > 1
+    assert events[-1].type == "message_stop"
+    assert "streamGenerateContent" in other.requests[0].path
+
+
+def test_a_streamed_alternative_failing_before_its_first_chunk_falls_back_further() -> None:
+    def broken(prompt: str) -> Iterator[str]:
+        raise Down("the alternative is down too")
+        yield ""  # pragma: no cover
+
+    def last(prompt: str) -> Iterator[str]:
+        yield from ("third ", "time")
+
+    def primary(prompt: str) -> Iterator[str]:
+        raise Down("down")
+        yield ""  # pragma: no cover
+
+    ask = hw.model(primary, use=[Fallback(models=[broken, last])])
+    assert list(ask("q")) == ["third ", "time"]
+
+
+def test_closing_a_fallback_stream_closes_the_alternatives_stream_at_once() -> None:
+    closed: list[str] = []
+
+    def primary(prompt: str) -> Iterator[str]:
+        raise Down("down")
+        yield ""  # pragma: no cover
+
+    def alternative(prompt: str) -> Iterator[str]:
+        try:
+            yield from ("one", "two", "three")
+        finally:
+            closed.append("alternative")
+
+    stream = hw.model(primary, use=[Fallback(models=[alternative])])("q")
+    assert next(iter(stream)) == "one"
+    assert closed == []
+    stream.close()  # type: ignore[attr-defined]
+    assert closed == ["alternative"]
+
+
+def test_an_async_stream_reads_a_sync_alternatives_stream_off_the_event_loop() -> None:
+    threads: list[int] = []
+
+    async def primary(prompt: str) -> AsyncIterator[str]:
+        raise Down("down")
+        yield ""  # pragma: no cover
+
+    def alternative(prompt: str) -> Iterator[str]:
+        for piece in ("a", "b", "c"):
+            threads.append(threading.get_ident())
+            yield piece
+
+    async def read() -> list[str]:
+        stream = hw.model(primary, use=[Fallback(models=[alternative])])("q")
+        return [piece async for piece in stream]
+
+    assert asyncio.run(read()) == ["a", "b", "c"]
+    assert threads and threading.get_ident() not in threads
 
 
 # -- bad input ---------------------------------------------------------------------------------

@@ -491,6 +491,109 @@ _DELTAS = {
 _STARTS = {"text": "text", "reasoning": "thinking"}  # chunk kind -> block type with text
 
 
+# delta type -> the type of block it belongs in, and a fresh block of that type
+_BLOCKS: dict[Any, tuple[str, dict[str, Any]]] = {
+    "text_delta": ("text", {"type": "text", "text": ""}),
+    "citations_delta": ("text", {"type": "text", "text": ""}),
+    "thinking_delta": ("thinking", {"type": "thinking", "thinking": "", "signature": ""}),
+    "signature_delta": ("thinking", {"type": "thinking", "thinking": "", "signature": ""}),
+    "input_json_delta": ("tool_use", {"type": "tool_use", "id": "", "name": "", "input": {}}),
+}
+
+
+class _Framer:
+    """Frames a Messages stream made of new chunks: `message_start` first, every delta in a
+    content block of its kind (blocks numbered in the order they open, one open at a time),
+    `message_delta` and `message_stop` last. The SDK's `messages.stream()` needs all that."""
+
+    __slots__ = ("block", "count", "model", "sent_delta", "started", "stopped", "tools")
+
+    def __init__(self, model: Any) -> None:
+        self.model = model if isinstance(model, str) else ""
+        self.started = self.sent_delta = self.stopped = self.tools = False
+        self.block: tuple[Any, str] | None = None  # the open block: its given index, its type
+        self.count = 0  # blocks opened so far
+
+    def events(self, batch: Sequence[Event]) -> list[Event]:
+        out: list[Event] = []
+        for event in batch:
+            self._one(event, out)
+        return out
+
+    def end(self) -> list[Event]:
+        out: list[Event] = []
+        if not self.stopped:
+            self._stop(out)
+        return out
+
+    def _one(self, event: Event, out: list[Event]) -> None:
+        data = _map(event.data)
+        kind = data.get("type", event.event)
+        if self.stopped:
+            return  # the SDK reads nothing after `message_stop`
+        if not self.started:
+            self.started = True
+            if kind == "message_start":
+                out.append(event)
+                return
+            message = {
+                "id": _new_id("msg_"),
+                "type": "message",
+                "role": "assistant",
+                "model": self.model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+            }
+            out.append(_event({"type": "message_start", "message": message}))
+        if kind == "content_block_start":
+            block = _map(data.get("content_block"))
+            self._open(data.get("index"), str(block.get("type", "")), dict(block), out)
+        elif kind == "content_block_delta":
+            btype, fresh = _BLOCKS.get(_map(data.get("delta")).get("type"), _BLOCKS["text_delta"])
+            held = self.block
+            if held is None or held[0] != data.get("index") or not held[1].endswith(btype):
+                self._open(data.get("index"), btype, dict(fresh), out)
+            out.append(_event({**data, "index": self.count - 1}))
+        elif kind == "content_block_stop":
+            if self.block is not None and self.block[0] == data.get("index"):
+                self._close(out)
+        elif kind == "message_delta":
+            self._close(out)
+            self.sent_delta = True
+            out.append(event)
+        elif kind == "message_stop":
+            self._stop(out)
+        elif kind != "message_start":
+            out.append(event)
+
+    def _open(self, index: Any, btype: str, block: dict[str, Any], out: list[Event]) -> None:
+        self._close(out)
+        if btype.endswith("tool_use"):
+            self.tools = True
+            block["id"] = block.get("id") or _new_id("toolu_")
+        out.append(_block_event("content_block_start", self.count, content_block=block))
+        self.block = (index, btype)
+        self.count += 1
+
+    def _close(self, out: list[Event]) -> None:
+        if self.block is not None:
+            out.append(_block_event("content_block_stop", self.count - 1))
+            self.block = None
+
+    def _stop(self, out: list[Event]) -> None:
+        if not self.started:
+            self._one(_event({"type": "message_stop"}), out)
+            return
+        self._close(out)
+        if not self.sent_delta:
+            delta = {"stop_reason": "tool_use" if self.tools else "end_turn", "stop_sequence": None}
+            out.append(_event({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 0}}))
+        out.append(_event({"type": "message_stop"}))
+        self.stopped = True
+
+
 class MessagesWire(Wire):
     """The Messages API.
 
@@ -520,6 +623,12 @@ class MessagesWire(Wire):
     __slots__ = ()
 
     path = "/messages"
+
+    def opens(self, event: Event) -> bool:
+        return event.event == "message_start" or _map(event.data).get("type") == "message_start"
+
+    def framer(self, body: Mapping[str, Any]) -> _Framer:
+        return _Framer(body.get("model"))
 
     # -- requests -------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from .._convert import message_from
 from .._engine import ModelEngine
 from .._stack import Chain
 from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
-from ._wire import Event, SSEDecoder, Wire, loads
+from ._wire import Event, Framer, SSEDecoder, Wire, loads
 
 __all__ = ["ApiClientAdapter", "ClientProxy", "Layer", "hook_client", "process_hooked"]
 
@@ -117,12 +117,13 @@ def _byte_stream(module: Any, is_async: bool) -> type:
     if is_async:
 
         class AsyncEvents(module.AsyncByteStream):  # type: ignore[misc]
-            def __init__(self, source: Any, wire: Wire) -> None:
+            def __init__(self, source: Any, wire: Wire, body: Mapping[str, Any]) -> None:
                 self.source = source
                 self.wire = wire
+                self.body = body
 
             def batches(self) -> AsyncIterator[Sequence[Event]]:
-                return _abatches(self.source, self.wire)
+                return _abatches(self.source, self.wire, self.body)
 
             async def __aiter__(self) -> AsyncIterator[bytes]:
                 async for batch in self.batches():
@@ -135,12 +136,13 @@ def _byte_stream(module: Any, is_async: bool) -> type:
     else:
 
         class Events(module.SyncByteStream):  # type: ignore[misc]
-            def __init__(self, source: Any, wire: Wire) -> None:
+            def __init__(self, source: Any, wire: Wire, body: Mapping[str, Any]) -> None:
                 self.source = source
                 self.wire = wire
+                self.body = body
 
             def batches(self) -> Iterator[Sequence[Event]]:
-                return _batches(self.source, self.wire)
+                return _batches(self.source, self.wire, self.body)
 
             def __iter__(self) -> Iterator[bytes]:
                 for batch in self.batches():
@@ -158,29 +160,52 @@ def _byte_stream(module: Any, is_async: bool) -> type:
     return found
 
 
-def _batches(source: Iterator[Event | list[Event]], wire: Wire) -> Iterator[Sequence[Event]]:
+def _batches(
+    source: Iterator[Event | list[Event]], wire: Wire, body: Mapping[str, Any]
+) -> Iterator[Sequence[Event]]:
     """The events to send on, as they come from the source (a changed chunk may stand for
     several). The SDKs stop reading at a stream's last event and close the response; so
     before that event is handed over, the source is run to its end, and the call ends as
-    finished (`after_model`, `on_finish`) rather than closed by the consumer."""
+    finished (`after_model`, `on_finish`) rather than closed by the consumer. A stream that
+    did not open as the API opens its streams (its chunks all made by hooks) is framed."""
     is_last = wire.is_last
     restated = _restater(wire)
+    framer: Framer | None = None
+    opened = False
     for item in source:
         batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
         if batch and is_last(batch[-1]):
             batch = [*batch, *(event for more in source for event in _each(more))]
+        if not opened and batch:
+            opened = True
+            if not wire.opens(batch[0]):
+                framer = wire.framer(body)
+        if framer is not None:
+            batch = framer.events(batch)
+        yield batch if restated is None else [restated(event) for event in batch]
+    if framer is not None and (batch := framer.end()):
         yield batch if restated is None else [restated(event) for event in batch]
 
 
 async def _abatches(
-    source: AsyncIterator[Event | list[Event]], wire: Wire
+    source: AsyncIterator[Event | list[Event]], wire: Wire, body: Mapping[str, Any]
 ) -> AsyncIterator[Sequence[Event]]:
     is_last = wire.is_last
     restated = _restater(wire)
+    framer: Framer | None = None
+    opened = False
     async for item in source:
         batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
         if batch and is_last(batch[-1]):
             batch = [*batch, *[event async for more in source for event in _each(more)]]
+        if not opened and batch:
+            opened = True
+            if not wire.opens(batch[0]):
+                framer = wire.framer(body)
+        if framer is not None:
+            batch = framer.events(batch)
+        yield batch if restated is None else [restated(event) for event in batch]
+    if framer is not None and (batch := framer.end()):
         yield batch if restated is None else [restated(event) for event in batch]
 
 
@@ -427,7 +452,9 @@ class ApiClientAdapter(Adapter):
         if self.is_async and not hasattr(source, "__anext__"):
             source = _async_of(source)
         module = _http_module(call.args[2].client)
-        stream = _byte_stream(module, self.is_async)(source, call.args[2].wire)
+        stream = _byte_stream(module, self.is_async)(
+            source, call.args[2].wire, call.args[1].json_data
+        )
         return self._http(call, stream=stream)
 
     def _http(self, call: Call, **body: Any) -> Any:

@@ -796,6 +796,156 @@ def _output_text(item: Mapping[str, Any]) -> str:
     return "".join(_str(p.get("text")) for p in parts if p.get("type") == "output_text")
 
 
+class _ResponsesFramer:
+    """Frames a Responses stream made of new chunks: `response.created` first, every delta
+    in an output item of its kind (items numbered in the order they open, one open at a
+    time, each closed with the `.done` events the API sends), `response.completed` last
+    with the items delivered. The SDK's `responses.stream()` needs all that."""
+
+    __slots__ = ("ended", "given", "item", "items", "model", "numbers", "response", "text")
+
+    def __init__(self, model: Any) -> None:
+        self.model = model if isinstance(model, str) else ""
+        self.response: _J | None = None
+        self.item: _J | None = None  # the open output item
+        self.given: Any = None  # the output index its events came with
+        self.text: list[str] = []  # the open item's text (a message) or arguments
+        self.items: list[_J] = []  # the items closed
+        self.numbers = itertools.count()
+        self.ended = False
+
+    def events(self, batch: Sequence[Event]) -> list[Event]:
+        out: list[Event] = []
+        for event in batch:
+            self._one(event, out)
+        return out
+
+    def end(self) -> list[Event]:
+        out: list[Event] = []
+        if not self.ended:
+            self._one(Event("response.completed", {"type": "response.completed"}), out)
+        return out
+
+    def _emit(self, out: list[Event], kind: str, **fields: Any) -> None:
+        data = {**fields, "type": kind, "sequence_number": next(self.numbers)}
+        out.append(Event(kind, data))
+
+    def _one(self, event: Event, out: list[Event]) -> None:
+        data: _J = dict(_obj(event.data) or {})
+        kind = _str(data.pop("type", None)) or event.event or ""
+        data.pop("sequence_number", None)
+        if self.ended:
+            return
+        if self.response is None:
+            if kind == "response.created" and _obj(data.get("response")):
+                self.response = dict(cast("_J", data["response"]))
+                self._emit(out, kind, **data)
+                return
+            start = _response_json(ModelResponse(model=self.model), [])
+            start.update(status="in_progress", completed_at=None, usage=None)
+            self.response = start
+            self._emit(out, "response.created", response=start)
+            self._emit(out, "response.in_progress", response=dict(start))
+        index = data.get("output_index")
+        if kind == "response.output_text.delta":
+            self._hold(index, "message", out)
+            self.text.append(_str(data.get("delta")))
+            item_id, at = self._at()
+            where = {"item_id": item_id, "output_index": at, "content_index": 0}
+            self._emit(out, kind, **{**data, **where})
+        elif kind in _REASONING_DELTAS:
+            self._hold(index, "reasoning", out)
+            item_id, at = self._at()
+            self._emit(out, kind, **{**data, "item_id": item_id, "output_index": at})
+        elif kind == "response.function_call_arguments.delta":
+            self._hold(index, "function_call", out)
+            self.text.append(_str(data.get("delta")))
+            item_id, at = self._at()
+            self._emit(out, kind, **{**data, "item_id": item_id, "output_index": at})
+        elif kind == "response.output_item.added":
+            item = dict(_obj(data.get("item")) or {})
+            self._open(index, _str(item.get("type")) or "message", item, out)
+        elif kind == "response.output_item.done":
+            if self.item is not None and self.given == index:
+                self.item.update((k, v) for k, v in (_obj(data.get("item")) or {}).items())
+                self._close(out)
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            self._close(out)
+            final: _J = {**self.response, **(_obj(data.get("response")) or {})}
+            final.update(id=self.response["id"], output=self.items)
+            if kind == "response.completed":
+                final.update(status="completed", completed_at=int(time.time()))
+            self._emit(out, kind, response=final)
+            self.ended = True
+        elif kind in _ITEM_PARTS:
+            return  # an open item's own parts: `_close` sends them, with what was delivered
+        elif kind not in ("response.created", "response.in_progress", "response.queued"):
+            self._emit(out, kind, **data)
+
+    def _at(self) -> tuple[str, int]:
+        assert self.item is not None
+        return _str(self.item.get("id")), len(self.items)
+
+    def _hold(self, index: Any, kind: str, out: list[Event]) -> None:
+        """An item of `kind`, given `index`, open."""
+        if self.item is None or self.given != index or self.item.get("type") != kind:
+            self._open(index, kind, {}, out)
+
+    def _open(self, index: Any, kind: str, item: _J, out: list[Event]) -> None:
+        self._close(out)
+        prefix = {"message": "msg_", "function_call": "fc_", "reasoning": "rs_"}.get(kind, "it_")
+        item.update(id=item.get("id") or _uid(prefix), type=kind)
+        if kind == "message":
+            item.update(role="assistant", status="in_progress", content=[])
+        elif kind == "function_call":
+            item.setdefault("call_id", _uid("call_"))
+            item.setdefault("name", "")
+            item.setdefault("status", "in_progress")
+            item["arguments"] = _str(item.get("arguments"))
+        elif kind == "reasoning":
+            item.setdefault("summary", [])
+        self.item, self.given = item, index
+        self.text = [item["arguments"]] if kind == "function_call" else []
+        at = len(self.items)
+        self._emit(out, "response.output_item.added", output_index=at, item=dict(item))
+        if kind == "message":
+            part = {"type": "output_text", "text": "", "annotations": []}
+            fields = {"item_id": item["id"], "output_index": at, "content_index": 0}
+            self._emit(out, "response.content_part.added", **fields, part=part)
+
+    def _close(self, out: list[Event]) -> None:
+        item = self.item
+        if item is None:
+            return
+        at = len(self.items)
+        text = "".join(self.text)
+        fields: _J = {"item_id": item["id"], "output_index": at}
+        if item["type"] == "message":
+            part = {"type": "output_text", "text": text, "annotations": []}
+            self._emit(out, "response.output_text.done", **fields, content_index=0, text=text)
+            self._emit(out, "response.content_part.done", **fields, content_index=0, part=part)
+            item["content"] = [part]
+        elif item["type"] == "function_call":
+            item["arguments"] = text
+            done = {"arguments": text, "name": item.get("name", "")}
+            self._emit(out, "response.function_call_arguments.done", **fields, **done)
+        item["status"] = "completed"
+        self._emit(out, "response.output_item.done", output_index=at, item=item)
+        self.items.append(item)
+        self.item = None
+
+
+# the parts of an output item that `_ResponsesFramer._close` sends itself
+_ITEM_PARTS = frozenset(
+    {
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.output_text.done",
+        "response.function_call_arguments.done",
+    }
+)
+
+
 class ResponsesWire(Wire):
     """``POST /responses``.
 
@@ -812,6 +962,13 @@ class ResponsesWire(Wire):
     __slots__ = ()
     path = "/responses"
     restates = True
+
+    def opens(self, event: Event) -> bool:
+        data = _obj(event.data)
+        return (event.event or (data or {}).get("type")) == "response.created"
+
+    def framer(self, body: Mapping[str, Any]) -> _ResponsesFramer:
+        return _ResponsesFramer(body.get("model"))
 
     def restate(self, event: Event, delivered: dict[Any, Any]) -> Event:
         """Closing events repeat the whole text (`output_text.done`, `content_part.done`,

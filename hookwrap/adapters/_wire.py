@@ -8,12 +8,12 @@ back into its own objects. The fake provider in `hookwrap.testing` speaks the sa
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol, cast
 
 from .._types import Chunk, ModelRequest, ModelResponse
 
-__all__ = ["Event", "SSEDecoder", "Wire", "encode_sse", "loads", "parse_sse"]
+__all__ = ["Event", "Framer", "SSEDecoder", "Wire", "encode_sse", "loads", "parse_sse"]
 
 
 class Event:
@@ -230,6 +230,17 @@ class Wire:
         """
         return event
 
+    def opens(self, event: Event) -> bool:
+        """Whether a stream whose first event is `event` came framed as the API frames it.
+        A stream the hooks made from new chunks (a wrap hook's own, a fallback's) did not,
+        and `framer` frames it. Only APIs whose streams open and close with events of their
+        own say no."""
+        return True
+
+    def framer(self, body: Mapping[str, Any]) -> Framer:
+        """Frames one stream of the call with JSON `body` (see `opens`)."""
+        raise NotImplementedError
+
     def is_last(self, event: Event) -> bool:
         """Whether a stream ends with this event: SDKs stop reading there and close."""
         data = event.data
@@ -239,6 +250,19 @@ class Wire:
         if name is None and isinstance(data, dict):
             name = cast("dict[str, Any]", data).get("type")
         return name in _LAST
+
+
+class Framer(Protocol):
+    """Makes one stream's events well-formed as they pass: the opening events first, each
+    delta inside an item or block of its kind (numbered in order), the closing events."""
+
+    def events(self, batch: Sequence[Event]) -> list[Event]:
+        """The events to send for `batch`."""
+        ...
+
+    def end(self) -> list[Event]:
+        """The closing events the stream has not sent yet."""
+        ...
 
 
 # the events after which the SDKs stop reading (OpenAI chat ends with `data: [DONE]`)

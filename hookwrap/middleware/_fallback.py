@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sequence
 from typing import Any, cast
 
 from .._caller import ModelCaller
 from .._errors import Aborted, Interrupt, add_note
 from .._hooks import Middleware, async_twin, wrap_model
 from .._run import current_var
-from .._types import ModelRequest, ModelResponse
+from .._types import Chunk, ModelRequest, ModelResponse
 from ._shared import aprimed, error_matcher, primed
 
 __all__ = ["Fallback"]
@@ -52,6 +52,73 @@ def _alternative(item: object) -> _SameTarget | ModelCaller:
             "Fallback(models=...) takes model names (str), model functions, SDK clients and "
             f"(client, 'model name') pairs; {exc}"
         ) from None
+
+
+_DONE: Any = object()
+
+
+def _streamed(alternative: ModelCaller, request: ModelRequest) -> Any:
+    """A streamed answer of `alternative`: its chunks, read up to the first one now (so a
+    failure before it falls back further), or its whole response if it does not stream."""
+    items = alternative.stream(request)
+    try:
+        first = next(items)
+    except BaseException:
+        items.close()
+        raise
+    if isinstance(first, ModelResponse):
+        items.close()
+        return first
+    return _chunks(first, items)
+
+
+def _chunks(first: Chunk, items: Generator[Chunk | ModelResponse, None, None]) -> Iterator[Chunk]:
+    # another provider's native chunk would be read as the caller's own: leave it out
+    try:
+        yield first.replace(raw=None)
+        for item in items:
+            if isinstance(item, Chunk):
+                yield item.replace(raw=None)
+    finally:
+        items.close()
+
+
+async def _astreamed(alternative: ModelCaller, request: ModelRequest) -> Any:
+    """`_streamed` in an async call; a sync model's stream is read off the event loop."""
+    if alternative.is_async:
+        items: Any = alternative.astream(request)
+        pull: Callable[[], Awaitable[Any]] = lambda: anext(items, _DONE)  # noqa: E731
+    else:
+        items = alternative.stream(request)
+        pull = lambda: asyncio.to_thread(next, items, _DONE)  # noqa: E731
+    try:
+        first = await pull()
+    except BaseException:
+        await _aclose(items)
+        raise
+    if not isinstance(first, Chunk):  # the response of a model that does not stream
+        await _aclose(items)
+        return first
+    return _achunks(first, items, pull)
+
+
+async def _achunks(
+    first: Chunk, items: Any, pull: Callable[[], Awaitable[Any]]
+) -> AsyncIterator[Chunk]:
+    try:
+        yield first.replace(raw=None)
+        while (item := await pull()) is not _DONE:
+            if isinstance(item, Chunk):
+                yield item.replace(raw=None)
+    finally:
+        await _aclose(items)
+
+
+async def _aclose(items: Any) -> None:
+    if hasattr(items, "aclose"):
+        await items.aclose()
+    elif not items.gi_running:  # a worker thread still pulling closes nothing; it ends soon
+        items.close()
 
 
 class Fallback(Middleware):
@@ -127,6 +194,8 @@ class Fallback(Middleware):
                     response = await call_next(request.replace(model=alternative.model))
                     if hasattr(response, "__anext__"):
                         response = await aprimed(response)
+                elif request.stream:
+                    response = await _astreamed(alternative, request)
                 elif alternative.is_async:
                     response = await alternative.acall(request)
                 else:  # a sync model in an async call: off the event loop
@@ -157,6 +226,8 @@ class Fallback(Middleware):
                     raise _Misused(
                         f"Fallback: {alternative.label} is async and cannot answer a sync call"
                     )
+                elif request.stream:
+                    response = _streamed(alternative, request)
                 else:
                     response = alternative.call(request)
                 return self._answered(response, alternative)
