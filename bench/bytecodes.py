@@ -26,7 +26,7 @@ Where = tuple[str, int, str]
 
 def _short(filename: str) -> str:
     for marker in ("site-packages/", "hookwrap/", "bench/"):
-        head, found, tail = filename.rpartition(marker)
+        _, found, tail = filename.rpartition(marker)
         if found:
             return tail if marker == "site-packages/" else marker + tail
     return filename

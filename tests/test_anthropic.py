@@ -8,6 +8,7 @@ import inspect
 from typing import Any
 
 import pytest
+from new_chunks import own_chunks
 
 import hookwrap as hw
 from hookwrap.testing import FakeProvider
@@ -164,6 +165,51 @@ def test_respond_gives_a_native_stream_without_http() -> None:
     message = wrapped.messages.create(model="m", max_tokens=10, messages=USER)
     assert message.content[0].text == "from cache"
     assert provider.requests == []
+
+
+@hw.wrap_model
+def own_stream(request: hw.ModelRequest) -> Any:
+    """Answers a streamed call with chunks of its own: text, then a whole tool call."""
+    return own_chunks((yield request), "toolu_1")
+
+
+def test_a_stream_of_new_chunks_is_framed_for_the_stream_helper(is_async: bool) -> None:
+    provider = FakeProvider(["the model's own answer"])
+    wrapped = hw.wrap(provider.anthropic(async_=is_async), use=[own_stream])
+
+    async def helper_async() -> tuple[list[str], Any]:
+        async with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+            return [t async for t in stream.text_stream], await stream.get_final_message()
+
+    if is_async:
+        pieces, final = asyncio.run(helper_async())
+    else:
+        with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+            pieces, final = list(stream.text_stream), stream.get_final_message()
+    assert pieces == ["Let me ", "look."]
+    assert [b.type for b in final.content] == ["text", "tool_use"]
+    assert final.content[0].text == "Let me look."
+    assert (final.content[1].id, final.content[1].name) == ("toolu_1", "weather")
+    assert final.content[1].input == {"city": "Paris"}
+    assert final.stop_reason == "tool_use"
+    assert final.model == "m"
+
+
+def test_a_stream_of_new_chunks_opens_and_closes_as_the_api_does() -> None:
+    wrapped = hw.wrap(FakeProvider(["x"]).anthropic(), use=[own_stream])
+    stream = wrapped.messages.create(model="m", max_tokens=10, messages=USER, stream=True)
+    events = [(e.type, getattr(e, "index", None)) for e in stream]
+    assert events == [
+        ("message_start", None),
+        ("content_block_start", 0),
+        ("content_block_delta", 0),
+        ("content_block_delta", 0),
+        ("content_block_stop", 0),
+        ("content_block_start", 1),  # numbered in order, though both chunks said nothing
+        ("content_block_stop", 1),
+        ("message_delta", None),
+        ("message_stop", None),
+    ]
 
 
 def test_leaving_the_stream_early_closes_it_and_aborts_the_run() -> None:

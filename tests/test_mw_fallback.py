@@ -274,7 +274,8 @@ def test_a_streamed_openai_call_falls_back_to_an_anthropic_stream_chunk_by_chunk
     assert isinstance(stream, openai.Stream)
     chunks = list(stream)
     assert all(isinstance(c, openai.types.chat.ChatCompletionChunk) for c in chunks)
-    pieces = [c.choices[0].delta.content for c in chunks if c.choices and c.choices[0].delta.content]
+    deltas = [c.choices[0].delta for c in chunks if c.choices]
+    pieces = [d.content for d in deltas if d.content]
     assert "".join(pieces) == "Paris is the capital."
     assert len(pieces) > 1  # streamed as the alternative sent it, not one whole answer
     assert other.requests[0].body["stream"] is True
@@ -359,7 +360,8 @@ def test_an_async_stream_reads_a_sync_alternatives_stream_off_the_event_loop() -
         return [piece async for piece in stream]
 
     assert asyncio.run(read()) == ["a", "b", "c"]
-    assert threads and threading.get_ident() not in threads
+    assert threads
+    assert threading.get_ident() not in threads
 
 
 # -- bad input ---------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import inspect
 from typing import Any
 
 import pytest
+from new_chunks import own_chunks
 
 import hookwrap as hw
 from hookwrap.testing import FakeProvider
@@ -394,6 +395,33 @@ def test_through_a_real_loopback_server() -> None:
     assert completion.choices[0].message.content == "over http [redacted]"
     assert text.startswith("You said: hi")
     assert provider.requests[0].body["messages"][0]["role"] == "system"
+
+
+def test_a_responses_stream_of_new_chunks_is_framed_for_the_stream_helper(
+    is_async: bool,
+) -> None:
+    @hw.wrap_model
+    def own_stream(request: hw.ModelRequest) -> Any:
+        return own_chunks((yield request), "call_1")
+
+    wrapped = hw.wrap(FakeProvider(["the model's own"]).openai(async_=is_async), use=[own_stream])
+
+    async def helper_async() -> tuple[list[str], Any]:
+        async with wrapped.responses.stream(model="m", input="hi") as stream:
+            kinds = [event.type async for event in stream]
+            return kinds, await stream.get_final_response()
+
+    if is_async:
+        kinds, final = asyncio.run(helper_async())
+    else:
+        with wrapped.responses.stream(model="m", input="hi") as stream:
+            kinds, final = [event.type for event in stream], stream.get_final_response()
+    assert (kinds[0], kinds[-1]) == ("response.created", "response.completed")
+    assert final.output_text == "Let me look."
+    assert [item.type for item in final.output] == ["message", "function_call"]
+    call = final.output[1]
+    assert (call.call_id, call.name, call.arguments) == ("call_1", "weather", '{"city": "Paris"}')
+    assert final.status == "completed"
 
 
 def test_responses_stream_helper_parse_and_legacy_completions(is_async: bool) -> None:

@@ -536,7 +536,7 @@ class _Framer:
             if kind == "message_start":
                 out.append(event)
                 return
-            message = {
+            message: dict[str, Any] = {
                 "id": _new_id("msg_"),
                 "type": "message",
                 "role": "assistant",
@@ -589,7 +589,8 @@ class _Framer:
         self._close(out)
         if not self.sent_delta:
             delta = {"stop_reason": "tool_use" if self.tools else "end_turn", "stop_sequence": None}
-            out.append(_event({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 0}}))
+            usage = {"output_tokens": 0}
+            out.append(_event({"type": "message_delta", "delta": delta, "usage": usage}))
         out.append(_event({"type": "message_stop"}))
         self.stopped = True
 

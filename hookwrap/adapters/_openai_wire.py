@@ -909,7 +909,7 @@ class _ResponsesFramer:
         at = len(self.items)
         self._emit(out, "response.output_item.added", output_index=at, item=dict(item))
         if kind == "message":
-            part = {"type": "output_text", "text": "", "annotations": []}
+            part: _J = {"type": "output_text", "text": "", "annotations": []}
             fields = {"item_id": item["id"], "output_index": at, "content_index": 0}
             self._emit(out, "response.content_part.added", **fields, part=part)
 
@@ -921,7 +921,7 @@ class _ResponsesFramer:
         text = "".join(self.text)
         fields: _J = {"item_id": item["id"], "output_index": at}
         if item["type"] == "message":
-            part = {"type": "output_text", "text": text, "annotations": []}
+            part: _J = {"type": "output_text", "text": text, "annotations": []}
             self._emit(out, "response.output_text.done", **fields, content_index=0, text=text)
             self._emit(out, "response.content_part.done", **fields, content_index=0, part=part)
             item["content"] = [part]
