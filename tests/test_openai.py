@@ -397,6 +397,36 @@ def test_through_a_real_loopback_server() -> None:
     assert provider.requests[0].body["messages"][0]["role"] == "system"
 
 
+def test_a_chat_stream_of_new_chunks_is_framed_for_the_stream_helper(is_async: bool) -> None:
+    @hw.wrap_model
+    def own_stream(request: hw.ModelRequest) -> Any:
+        return own_chunks((yield request), "call_1")
+
+    wrapped = hw.wrap(FakeProvider(["the model's own"]).openai(async_=is_async), use=[own_stream])
+    messages = [{"role": "user", "content": "hi"}]
+
+    async def helper_async() -> tuple[list[Any], Any]:
+        async with wrapped.chat.completions.stream(model="m", messages=messages) as stream:
+            chunks = [event.chunk async for event in stream if event.type == "chunk"]
+            return chunks, await stream.get_final_completion()
+
+    if is_async:
+        chunks, final = asyncio.run(helper_async())
+    else:
+        with wrapped.chat.completions.stream(model="m", messages=messages) as stream:
+            chunks = [event.chunk for event in stream if event.type == "chunk"]
+            final = stream.get_final_completion()
+    assert len({c.id for c in chunks}) == 1  # one completion, as the API streams it
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert chunks[-1].choices[0].finish_reason == "tool_calls"
+    message = final.choices[0].message
+    assert message.content == "Let me look."
+    assert message.tool_calls is not None
+    assert (message.tool_calls[0].id, message.tool_calls[0].function.name) == ("call_1", "weather")
+    assert final.choices[0].finish_reason == "tool_calls"
+    assert final.model == "m"
+
+
 def test_a_responses_stream_of_new_chunks_is_framed_for_the_stream_helper(
     is_async: bool,
 ) -> None:

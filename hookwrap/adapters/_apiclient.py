@@ -178,7 +178,8 @@ def _batches(
             batch = [*batch, *(event for more in source for event in _each(more))]
         if not opened and batch:
             opened = True
-            if not wire.opens(batch[0]):
+            first = batch[0]
+            if first.raw is None and not wire.opens(first):  # not from the API, unframed
                 framer = wire.framer(body)
         if framer is not None:
             batch = framer.events(batch)
@@ -200,7 +201,8 @@ async def _abatches(
             batch = [*batch, *[event async for more in source for event in _each(more)]]
         if not opened and batch:
             opened = True
-            if not wire.opens(batch[0]):
+            first = batch[0]
+            if first.raw is None and not wire.opens(first):  # not from the API, unframed
                 framer = wire.framer(body)
         if framer is not None:
             batch = framer.events(batch)

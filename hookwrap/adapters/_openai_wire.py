@@ -442,6 +442,59 @@ def _chat_tool_out(spec: ToolSpec, old: Mapping[str, Any] | None) -> _J:
     return {**(old or {}), "type": "function", "function": fn}
 
 
+class _ChatFramer:
+    """Frames a Chat Completions stream made of new chunks: every chunk with the id,
+    creation time and model of the first, the first delta naming the role, a chunk with
+    the finish reason and ``[DONE]`` last, as the API streams them."""
+
+    __slots__ = ("done", "finished", "head", "model", "tools")
+
+    def __init__(self, model: Any) -> None:
+        self.model = model if isinstance(model, str) else ""
+        self.head: _J | None = None
+        self.finished = self.tools = self.done = False
+
+    def events(self, batch: Sequence[Event]) -> list[Event]:
+        out: list[Event] = []
+        for event in batch:
+            if self.done:
+                break
+            data = _obj(event.data)
+            if data is None:
+                if event.data == "[DONE]":
+                    out += self.end()
+                else:
+                    out.append(event)
+                continue
+            fixed = dict(data)
+            choices = [dict(c) for c in map(_obj, _list(fixed.get("choices"))) if c is not None]
+            if self.head is None:
+                self.head = {k: fixed[k] for k in ("id", "object", "created") if k in fixed}
+                self.head["model"] = _str(fixed.get("model")) or self.model
+                if choices:
+                    choices[0]["delta"] = {
+                        "role": "assistant",
+                        **(_obj(choices[0].get("delta")) or {}),
+                    }
+            for choice in choices:
+                self.finished = self.finished or choice.get("finish_reason") is not None
+                self.tools = self.tools or bool((_obj(choice.get("delta")) or {}).get("tool_calls"))
+            out.append(Event(event.event, {**fixed, **self.head, "choices": choices}))
+        return out
+
+    def end(self) -> list[Event]:
+        if self.done:
+            return []
+        self.done = True
+        out: list[Event] = []
+        if not self.finished and self.head is not None:
+            finish = "tool_calls" if self.tools else "stop"
+            choice = {"index": 0, "delta": {}, "finish_reason": finish, "logprobs": None}
+            out.append(Event(None, {**self.head, "choices": [choice]}))
+        out.append(Event(None, "[DONE]"))
+        return out
+
+
 class ChatCompletionsWire(Wire):
     """``POST /chat/completions``.
 
@@ -456,6 +509,17 @@ class ChatCompletionsWire(Wire):
 
     __slots__ = ()
     path = "/chat/completions"
+
+    def opens(self, event: Event) -> bool:
+        """The API's first chunk names the role; a stream of new chunks does not."""
+        data = _obj(event.data)
+        if data is None:
+            return True
+        first = _obj(_first(_list(data.get("choices"))))
+        return first is None or "role" in (_obj(first.get("delta")) or {})
+
+    def framer(self, body: Mapping[str, Any]) -> _ChatFramer:
+        return _ChatFramer(body.get("model"))
 
     def _read(self, body: Mapping[str, Any]) -> tuple[ModelRequest, list[_Group], list[Any]]:
         groups, head = _groups(body.get("messages"), _chat_message)
