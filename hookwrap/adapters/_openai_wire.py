@@ -489,7 +489,7 @@ class _ChatFramer:
         out: list[Event] = []
         if not self.finished and self.head is not None:
             finish = "tool_calls" if self.tools else "stop"
-            choice = {"index": 0, "delta": {}, "finish_reason": finish, "logprobs": None}
+            choice: _J = {"index": 0, "delta": {}, "finish_reason": finish, "logprobs": None}
             out.append(Event(None, {**self.head, "choices": [choice]}))
         out.append(Event(None, "[DONE]"))
         return out
