@@ -48,14 +48,19 @@ _PORTABLE = {
     "stop": ("stop", "stop_sequences", "stopSequences"),
 }
 _SPELLING = {
-    "openai": {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_tokens"},
-    "anthropic": {
+    "openai.chat": {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_tokens"},
+    "openai.responses": {
+        "temperature": "temperature",
+        "top_p": "top_p",
+        "max_tokens": "max_output_tokens",
+    },
+    "anthropic.messages": {
         "temperature": "temperature",
         "top_p": "top_p",
         "max_tokens": "max_tokens",
         "stop": "stop_sequences",
     },
-    "google": {
+    "google.models": {
         "temperature": "temperature",
         "top_p": "topP",
         "max_tokens": "maxOutputTokens",
@@ -115,23 +120,55 @@ def _sdk(target: Any) -> str | None:
     return None
 
 
-def _resolve(given: object, model: str | None) -> tuple[object, str | None]:
-    """An OpenAI or Anthropic method (`client.chat.completions.create`), perhaps with its
-    model bound (`functools.partial(..., model="gpt-4o")`), as its client and that model."""
-    target, method, bound = given, given, cast("object", model)
+def _api(method: Any) -> str | None:
+    """The API of a bound SDK method hookwrap can call with a neutral request, or None."""
+    if not inspect.ismethod(method):
+        return None
+    owner = type(method.__self__)
+    module, name = owner.__module__, method.__name__
+    if module.startswith("openai.resources.chat.") and name == "create":
+        return "openai.chat"
+    if module.startswith("openai.resources.responses.") and name == "create":
+        return "openai.responses"
+    if (
+        module.startswith("anthropic.resources.")
+        and owner.__name__ in ("Messages", "AsyncMessages")
+        and name == "create"
+    ):
+        return "anthropic.messages"
+    if module == "google.genai.models" and name in ("generate_content", "generate_content_stream"):
+        return "google.models"
+    return None
+
+
+def _unwrapped(method: Any) -> Any:
+    """The SDK's own bound method behind one `hw.wrap` gave hooks to."""
+    from ._wrap import _SdkMember  # pyright: ignore[reportPrivateUsage]
+
+    return method.__wrapped__ if isinstance(method, _SdkMember) else method
+
+
+def _resolve(
+    given: object, model: str | None
+) -> tuple[object, str | None, str | None, dict[str, Any]]:
+    """`given` as (target, API of an SDK method or None, model, arguments bound to it).
+
+    An SDK method (`client.chat.completions.create`, `client.models.generate_content`,
+    wrapped with hooks or not) may come as a `functools.partial` with keyword arguments:
+    its `model` names the model, the others are sent with every call unless the request
+    sets them."""
+    method, bound, fixed = given, model, {}
     if isinstance(given, functools.partial):
         partial = cast("functools.partial[object]", given)
-        keywords = dict(partial.keywords)
-        bound = model or keywords.pop("model", None)
-        if partial.args or keywords:  # other arguments fixed: not a method we can stand for
-            return target, model
-        method = partial.func
-    if not inspect.ismethod(method) or type(method).__module__.startswith("hookwrap"):
-        return target, model  # a hooked method keeps its hooks: called as a function
-    client: object = getattr(method.__self__, "_client", None)
-    if _sdk(client) is None or method.__name__ != "create":
-        return target, model
-    return client, bound if isinstance(bound, str) else None
+        if partial.args:  # positional arguments fixed: called as a function
+            return partial, None, model, {}
+        fixed = dict(partial.keywords)
+        named = fixed.pop("model", None)
+        method, bound = partial.func, model or (named if isinstance(named, str) else None)
+    api = _api(_unwrapped(method))
+    if api is None:
+        return cast("object", given), None, model, {}
+    return method, api, bound, fixed
 
 
 class ModelCaller:
@@ -143,20 +180,32 @@ class ModelCaller:
     serves both.
     """
 
-    __slots__ = ("_async", "_sync", "accepts", "is_async", "label", "model", "sdk")
+    __slots__ = ("_async", "_sync", "accepts", "api", "is_async", "label", "model", "sdk")
 
     def __init__(self, target: Any, model: str | None = None, use: Any = ()) -> None:
         from ._wrap import model as hook_model
         from ._wrap import wrap
 
-        target, model = _resolve(target, model)
+        target, api, model, fixed = _resolve(target, model)
         self.model = model
-        self.sdk = _sdk(target)
+        self.sdk = _sdk(target) if api is None else api.partition(".")[0]
+        self.api = api or _CLIENT_APIS.get(self.sdk or "")
         self._sync: Entry | None = None
         self._async: Entry | None = None
         self.accepts: Callable[[str], bool] = lambda option: True
         use = [_carry, use, _keep, _keep_chunk]
-        if self.sdk is None:
+        if api is not None:
+            raw = _unwrapped(target)
+            owner = type(raw.__self__).__name__
+            self.label = f"{owner}.{raw.__name__}({model or 'the same model'})"
+            entry = _method_entry(api, wrap(target, use=use), fixed, raw.__name__)
+            # the SDKs name their async resources so; their methods are not always
+            # `async def` (a plain function may wrap one)
+            if owner.startswith("Async"):
+                self._async = entry
+            else:
+                self._sync = entry
+        elif self.sdk is None:
             if not callable(target):
                 raise TypeError(
                     f"expected a model function or an SDK client (got {type(target).__name__}: "
@@ -182,7 +231,7 @@ class ModelCaller:
         """The request as the target can take it: only the options it understands."""
         if self.sdk is not None:
             kept = portable(request.options)
-            spelling = _SPELLING[self.sdk]
+            spelling = _SPELLING[self.api or ""]
             options = {spelling[k]: v for k, v in kept.items() if k in spelling}
             return request.replace(options=options, stream=False)
         accepts = self.accepts
@@ -293,11 +342,11 @@ class ModelCaller:
         token = _carried.set((self._request(request), box, None))
         try:
             made = self._async(self._first(request), request, False)
+            if not hasattr(made, "__anext__"):
+                made = await made  # `generate_content_stream` gives its stream when awaited
             if hasattr(made, "__anext__"):
                 async for _ in made:
                     pass
-            else:
-                await made
         finally:
             _carried.reset(token)
         return box[-1]
@@ -339,6 +388,38 @@ def _function_entry(hooked: Any, target: Any) -> tuple[Entry, Callable[[str], bo
         return hooked(**{name: placeholder})
 
     return with_placeholder, lambda option: var_kw or option in taken
+
+
+_CLIENT_APIS = {
+    "openai": "openai.chat",
+    "anthropic": "anthropic.messages",
+    "google": "google.models",
+}
+
+
+def _method_entry(api: str, method: Any, fixed: Mapping[str, Any], name: str) -> Entry:
+    """The minimal native call of an SDK method, with the arguments bound to it."""
+    user = [{"role": "user", "content": _PLACEHOLDER}]
+
+    def entry(model: str, request: ModelRequest, stream: bool) -> Any:
+        kwargs: dict[str, Any] = {**fixed, "model": model}
+        if api == "google.models":  # streams if it is `generate_content_stream`
+            return method(**kwargs, contents=_PLACEHOLDER)
+        if api == "openai.responses":
+            kwargs["input"] = _PLACEHOLDER
+        else:
+            kwargs["messages"] = user
+        if api == "anthropic.messages":
+            limit = portable(request.options).get("max_tokens")
+            kwargs["max_tokens"] = limit or fixed.get("max_tokens") or _DEFAULT_MAX_TOKENS
+        if stream:
+            kwargs["stream"] = True
+            if api == "openai.chat":
+                kwargs.setdefault("stream_options", {"include_usage": True})
+        return method(**kwargs)
+
+    entry.__name__ = name
+    return entry
 
 
 def _client_entries(sdk: str, client: Any) -> tuple[Entry | None, Entry | None]:

@@ -259,7 +259,11 @@ class _SdkMember(wrapt.ObjectProxy[Any]):
 
 
 def _sdk_member(target: Any, chain: Chain) -> Any:
-    """`target` hooked if it is an SDK resource or one of its methods, else None."""
+    """`target` hooked if it is an SDK resource or one of its methods, else None; one
+    wrapped already gets the new hooks outside its own."""
+    original = target
+    if isinstance(target, _SdkMember):
+        target = target._self_hooked  # pyright: ignore[reportPrivateUsage]
     resource = getattr(target, "__self__", None) if inspect.ismethod(target) else target
     if resource is None or isinstance(resource, type):
         return None
@@ -269,7 +273,7 @@ def _sdk_member(target: Any, chain: Chain) -> Any:
     hooked = adapter.hook_resource(resource, chain)
     if resource is not target:
         hooked = getattr(hooked, target.__name__)
-    return _SdkMember(target, hooked, chain)
+    return _SdkMember(original, hooked, chain)
 
 
 def wrap(target: T, /, *, use: Use = ()) -> T:

@@ -600,6 +600,81 @@ def test_sdk_clients_drive_the_loop(sdk: str) -> None:
     assert "5" in json.dumps(second)  # the tool result went back over the wire
 
 
+# name -> (the client to make from the provider, async?) -> its method
+METHODS: dict[str, Callable[[Any], Any]] = {
+    "chat.completions.create": lambda client: client.chat.completions.create,
+    "responses.create": lambda client: client.responses.create,
+    "messages.create": lambda client: client.messages.create,
+    "models.generate_content": lambda client: client.models.generate_content,
+    "models.generate_content_stream": lambda client: client.models.generate_content_stream,
+}
+
+
+def client_of(provider: FakeProvider, method: str, is_async: bool) -> Any:
+    if method.startswith("models."):
+        client = provider.genai()
+        return (client, client.aio) if is_async else (client, client)
+    made = (
+        provider.anthropic(is_async) if method == "messages.create" else provider.openai(is_async)
+    )  # type: ignore[call-overload]
+    return made, made
+
+
+PATHS = {
+    "chat.completions.create": "/chat/completions",
+    "responses.create": "/responses",
+    "messages.create": "/messages",
+    "models.generate_content": ":generateContent",
+    "models.generate_content_stream": ":streamGenerateContent",
+}
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.parametrize("streamed", [False, True], ids=["run", "stream"])
+def test_an_sdk_method_with_its_model_and_arguments_bound_drives_the_loop(
+    method: str, streamed: bool, is_async: bool
+) -> None:
+    sdks = {"models": "google.genai", "messages": "anthropic"}
+    pytest.importorskip(sdks.get(method.partition(".")[0], "openai"))
+    import functools
+
+    provider = FakeProvider([calls(("call_1", "add", {"a": 2, "b": 3})), "The sum is 5."])
+    seen: list[int] = []
+
+    @hw.before_model
+    def count(request: hw.ModelRequest) -> None:
+        seen.append(len(request.messages))
+
+    client, side = client_of(provider, method, is_async)  # a genai client closes when dropped
+    hooked = hw.wrap(METHODS[method](side), use=[count])  # its own hooks stay
+    bound: dict[str, Any] = {"temperature": 0.25}
+    if "models." in method:  # Gemini takes its options in `config`
+        bound = {"config": bound}
+    elif method == "messages.create":  # newer anthropic releases take no `temperature`
+        bound = {"max_tokens": 77}
+    model = functools.partial(hooked, model="bound-model", **bound)
+    agent = Agent(model, tools=[add], store=MemoryStore())
+    if streamed:
+        events = events_of(agent, "2 + 3?", is_async)
+        result = events[-1].result
+        assert "".join(e.text for e in events if e.kind == "chunk") == "The sum is 5."
+    else:
+        result = go(agent, "2 + 3?", is_async)
+    assert result is not None
+    assert (result.status, result.text) == ("finished", "The sum is 5.")
+    assert tool_texts(result) == {"call_1": "5"}
+    assert seen == [1, 3]  # the method's own hook ran for both model calls
+    assert all(PATHS[method] in r.path for r in provider.requests)
+    body = provider.requests[0].body
+    assert body.get("model", "bound-model") == "bound-model"
+    assert "bound-model" in provider.requests[0].path or body["model"] == "bound-model"
+    sent = body.get("generationConfig", body)
+    assert sent.get("max_tokens", 77) == 77
+    assert sent.get("temperature", 0.25) == 0.25
+    assert set(bound) & set(sent) or "config" in bound
+    del client
+
+
 def test_openai_streams_through_the_hooks(is_async: bool) -> None:
     pytest.importorskip("openai")
     provider = FakeProvider([calls(("call_1", "add", {"a": 2, "b": 3})), "The sum is 5."])

@@ -106,3 +106,41 @@ def test_a_google_method_and_an_async_resource() -> None:
 def test_explain_shows_the_hooks_of_a_wrapped_method() -> None:
     create = hw.wrap(FakeProvider().openai().chat.completions.create, use=[add_system])
     assert "add_system" in hw.explain(create)
+
+
+MEMBERS: dict[str, Any] = {
+    "openai method": lambda p: (p.openai(), lambda c: c.chat.completions.create),
+    "openai resource": lambda p: (p.openai(), lambda c: c.chat.completions),
+    "anthropic method": lambda p: (p.anthropic(), lambda c: c.messages.create),
+    "google method": lambda p: (p.genai(), lambda c: c.models.generate_content),
+    "google async resource": lambda p: (p.genai(), lambda c: c.aio.models),
+}
+
+
+@pytest.mark.parametrize("member", list(MEMBERS))
+def test_wrapping_a_wrapped_member_adds_the_new_hooks_outside_the_old(member: str) -> None:
+    provider = FakeProvider(["hello"])
+    client, pick = MEMBERS[member](provider)
+    order: list[str] = []
+
+    def note(name: str) -> Any:
+        @hw.before_model(name=name)
+        def hook(request: hw.ModelRequest) -> None:
+            order.append(name)
+
+        return hook
+
+    twice = hw.wrap(hw.wrap(pick(client), use=[note("inner")]), use=[note("outer")])
+    if member.startswith("google"):
+        call: Any = twice if member.endswith("method") else twice.generate_content
+        run_it = call(model="m", contents="hi")
+    elif member.startswith("anthropic"):
+        run_it = twice(model="m", max_tokens=5, messages=USER)
+    else:
+        call = twice if member.endswith("method") else twice.create
+        run_it = call(model="m", messages=USER)
+    if inspect.isawaitable(run_it):
+        asyncio.run(run_it)
+    assert order == ["outer", "inner"]
+    pick(client)  # the client itself keeps no hooks
+    assert len(provider.requests) == 1

@@ -16,6 +16,7 @@ import functools
 import inspect
 import json
 import sys
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, cast
@@ -674,8 +675,13 @@ class Layer:
         return await result if inspect.isawaitable(result) else result
 
 
+# hooked copy -> its layers, so that wrapping one of its resources again adds a layer
+_LAYERS: weakref.WeakKeyDictionary[Any, tuple[Layer, ...]] = weakref.WeakKeyDictionary()
+
+
 def hook_client(client: Any, layers: Sequence[Layer]) -> Any:
     """Put `layers` (innermost first) on `client`, a copy hookwrap owns."""
+    _LAYERS[client] = tuple(layers)
     cls: Any = client.__class__
     is_async = inspect.iscoroutinefunction(cls.request)
     request = client.request
@@ -714,6 +720,8 @@ def wrap_client(client: Any, chain: Chain, wires: Sequence[Wire], what: str) -> 
     if isinstance(client, ClientProxy):
         layers = client._self_layers  # pyright: ignore[reportPrivateUsage]
         client = client.__wrapped__
+    elif client in _LAYERS:  # the hooked copy behind a wrapped resource or method
+        layers = _LAYERS[client]
     layers = (*layers, Layer(chain, wires, what))
     return ClientProxy(hook_client(client.copy(), layers), layers)
 
