@@ -157,7 +157,9 @@ def _resolve(
     wrapped with hooks or not) may come as a `functools.partial` with keyword arguments:
     its `model` names the model, the others are sent with every call unless the request
     sets them."""
-    method, bound, fixed = given, model, {}
+    method: object = given
+    original: object = given  # `given` narrows below; the type checkers keep this one whole
+    bound, fixed = model, {}
     if isinstance(given, functools.partial):
         partial = cast("functools.partial[object]", given)
         if partial.args:  # positional arguments fixed: called as a function
@@ -167,7 +169,7 @@ def _resolve(
         method, bound = partial.func, model or (named if isinstance(named, str) else None)
     api = _api(_unwrapped(method))
     if api is None:
-        return cast("object", given), None, model, {}
+        return original, None, model, {}
     return method, api, bound, fixed
 
 
