@@ -361,12 +361,14 @@ class Agent:
     def resume(self, run_id: str, decisions: dict[str, Any] | None = None) -> RunResult:
         """Continue an interrupted run from its checkpoint; `decisions` maps tool call ids
         to what `hw.interrupt` returns in those calls."""
+        _check_decisions(decisions)
         saved = self.store.get(self._key(run_id))
         session = self._restore(run_id, saved, decisions, False)
         return _last(self._drive(session, False))
 
     async def aresume(self, run_id: str, decisions: dict[str, Any] | None = None) -> RunResult:
         """`resume` for async callers."""
+        _check_decisions(decisions)
         saved = await self.store.aget(self._key(run_id))
         session = self._restore(run_id, saved, decisions, True)
         return _last([e async for e in self._adrive(session, False)])
@@ -412,8 +414,6 @@ class Agent:
                 f"no checkpoint of an interrupted run {run_id!r} in {self.store!r}: it "
                 "finished, was never interrupted, or was saved in another store"
             )
-        if decisions is not None and not isinstance(decisions, dict):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise TypeError(f"resume(decisions=...) must be a dict (got {decisions!r})")
         session = self._session([message_from(m) for m in data["messages"]], is_async, run_id)
         run = session.ctx.run
         run.decisions.update(data["decisions"])
@@ -455,11 +455,14 @@ class Agent:
     def _program(self, s: _Session) -> Generator[Step, Any, RunResult]:
         """The loop as steps: what to do next is yielded, its outcome sent back."""
         try:
-            setup = yield ("setup", AgentSetup(self.instructions, self.tools))
-            self._bind(s, setup)
-            yield ("start", None)
             result: RunResult | None = None
-            if s.turn:  # resumed in the middle of a turn
+            try:
+                setup = yield ("setup", AgentSetup(self.instructions, self.tools))
+                self._bind(s, setup)
+                yield ("start", None)
+            except Interrupt as exc:  # from before_agent or on_start: resumed, it starts over
+                result = yield from self._pause(s, exc.payload)
+            if result is None and s.turn:  # resumed in the middle of a turn
                 result = yield from self._finish_turn(s)
             while result is None:
                 if s.iteration >= self.max_iterations:
@@ -807,6 +810,19 @@ def _caller(model: Any, hooks: Stack) -> ModelCaller:
             f'functools.partial(client.chat.completions.create, model="model-name")'
         )
     return caller
+
+
+def _check_decisions(decisions: object) -> None:
+    if decisions is None:
+        return
+    if not isinstance(decisions, dict):
+        raise TypeError(f"resume(decisions=...) must be a dict (got {decisions!r:.80})")
+    for key in cast("dict[object, object]", decisions):
+        if not isinstance(key, str):
+            raise TypeError(
+                "resume(decisions=...) maps tool call ids (or a hook's own keys), which are "
+                f"str, to decisions (got the key {key!r} of type {type(key).__name__})"
+            )
 
 
 def _advance(

@@ -493,6 +493,59 @@ def test_an_interrupt_in_a_model_hook_redoes_that_turn_on_resume() -> None:
     assert (done.status, done.text, done.iterations) == ("finished", "1 messages", 1)
 
 
+@pytest.mark.parametrize("kind", ["before_agent", "on_start"])
+def test_an_interrupt_before_the_loop_pauses_and_resume_starts_it(
+    kind: str, is_async: bool
+) -> None:
+    passed: list[str] = []
+    ends: list[str] = []
+
+    def gate(ctx: hw.RunContext) -> None:
+        if ctx.decisions.get("start") is not True:
+            interrupt({"question": "may I start?"})
+        passed.append(kind)
+
+    if kind == "before_agent":
+
+        @hw.before_agent
+        def hook(agent: hw.AgentSetup, ctx: hw.RunContext) -> None:
+            gate(ctx)
+
+    else:
+
+        @hw.on_start
+        def hook(ctx: hw.RunContext) -> None:
+            gate(ctx)
+
+    @hw.on_finish
+    def finished(info: Any) -> None:
+        ends.append("finish")
+
+    model = Script(lambda request: f"{len(request.messages)} messages")
+    agent = Agent(model, use=[hook, finished], store=MemoryStore())
+    paused = go(agent, "hello", is_async)
+    assert (paused.status, paused.interrupt, paused.iterations) == (
+        "interrupted",
+        {"question": "may I start?"},
+        0,
+    )
+    assert (passed, ends) == ([], ["finish"])
+    events = events_of(Agent(model, use=[hook], store=MemoryStore()), "hello", is_async)
+    assert [e.kind for e in events] == ["interrupt", "result"]
+    assert events[0].call is None
+    done = resume(agent, paused.run_id, {"start": True}, is_async)
+    assert (done.status, done.text, done.iterations) == ("finished", "1 messages", 1)
+    assert (passed, ends) == ([kind], ["finish", "finish"])
+
+
+def test_decisions_are_keyed_by_str_refused_before_the_store_is_read() -> None:
+    agent = Agent(Script(), store=MemoryStore())
+    with pytest.raises(TypeError, match=r"decisions=.*str.*got the key None of type NoneType"):
+        agent.resume("any", {None: True})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match=r"decisions=...\) must be a dict"):
+        asyncio.run(agent.aresume("any", [("c1", True)]))  # type: ignore[arg-type]
+
+
 def test_resuming_an_unknown_run_is_a_clear_error() -> None:
     agent = Agent(Script(), store=MemoryStore())
     with pytest.raises(LookupError, match="no checkpoint of an interrupted run 'nope'"):
