@@ -624,6 +624,7 @@ class MessagesWire(Wire):
     __slots__ = ()
 
     path = "/messages"
+    frames = True
 
     def opens(self, event: Event) -> bool:
         return event.event == "message_start" or _map(event.data).get("type") == "message_start"

@@ -185,6 +185,8 @@ def _batches(
         if framer is not None:
             batch = framer.events(batch)
         yield batch if restated is None else [restated(event) for event in batch]
+    if not opened and wire.frames:  # no event at all: a stream that opens and closes
+        framer = wire.framer(body)
     if framer is not None and (batch := framer.end()):
         yield batch if restated is None else [restated(event) for event in batch]
 
@@ -208,6 +210,8 @@ async def _abatches(
         if framer is not None:
             batch = framer.events(batch)
         yield batch if restated is None else [restated(event) for event in batch]
+    if not opened and wire.frames:  # no event at all: a stream that opens and closes
+        framer = wire.framer(body)
     if framer is not None and (batch := framer.end()):
         yield batch if restated is None else [restated(event) for event in batch]
 

@@ -443,16 +443,19 @@ def _chat_tool_out(spec: ToolSpec, old: Mapping[str, Any] | None) -> _J:
 
 
 class _ChatFramer:
-    """Frames a Chat Completions stream made of new chunks: every chunk with the id,
-    creation time and model of the first, the first delta naming the role, a chunk with
-    the finish reason and ``[DONE]`` last, as the API streams them."""
+    """Frames a Chat Completions stream made of new chunks as the API streams them: every
+    chunk with the id, creation time and model of the first; the first choice naming the
+    role; tool calls numbered in the order they start; a chunk with the finish reason, then
+    the usage, then ``[DONE]`` last."""
 
-    __slots__ = ("done", "finished", "head", "model", "tools")
+    __slots__ = ("calls", "done", "finished", "head", "model", "roled", "tools", "usage")
 
     def __init__(self, model: Any) -> None:
         self.model = model if isinstance(model, str) else ""
         self.head: _J | None = None
-        self.finished = self.tools = self.done = False
+        self.finished = self.tools = self.done = self.roled = False
+        self.calls = -1  # the index of the tool call started last
+        self.usage: list[Event] = []  # usage chunks, sent last as the API does
 
     def events(self, batch: Sequence[Event]) -> list[Event]:
         out: list[Event] = []
@@ -466,31 +469,47 @@ class _ChatFramer:
                 else:
                     out.append(event)
                 continue
-            fixed = dict(data)
-            choices = [dict(c) for c in map(_obj, _list(fixed.get("choices"))) if c is not None]
             if self.head is None:
-                self.head = {k: fixed[k] for k in ("id", "object", "created") if k in fixed}
-                self.head["model"] = _str(fixed.get("model")) or self.model
-                if choices:
-                    choices[0]["delta"] = {
-                        "role": "assistant",
-                        **(_obj(choices[0].get("delta")) or {}),
-                    }
-            for choice in choices:
-                self.finished = self.finished or choice.get("finish_reason") is not None
-                self.tools = self.tools or bool((_obj(choice.get("delta")) or {}).get("tool_calls"))
-            out.append(Event(event.event, {**fixed, **self.head, "choices": choices}))
+                self.head = _chat_head(data, _str(data.get("model")) or self.model)
+            choices = [self._choice(c) for c in map(_obj, _list(data.get("choices"))) if c]
+            fixed = {**data, **self.head, "choices": choices}
+            if choices:
+                out.append(Event(event.event, fixed))
+            else:
+                self.usage.append(Event(event.event, fixed))
         return out
+
+    def _choice(self, given: Mapping[str, Any]) -> _J:
+        choice = dict(given)
+        delta = dict(_obj(choice.get("delta")) or {})
+        if not self.roled:
+            self.roled = True
+            delta = {"role": "assistant", **delta}
+        calls: list[Any] = []
+        for item in _list(delta.get("tool_calls")):
+            call = dict(_obj(item) or {})
+            if call.get("id"):  # a call's first delta names it
+                self.calls += 1
+            call["index"] = max(self.calls, 0)
+            calls.append(call)
+        if calls:
+            delta["tool_calls"] = calls
+            self.tools = True
+        choice["delta"] = delta
+        self.finished = self.finished or choice.get("finish_reason") is not None
+        return choice
 
     def end(self) -> list[Event]:
         if self.done:
             return []
         self.done = True
         out: list[Event] = []
-        if not self.finished and self.head is not None:
+        if not self.finished:
+            head = self.head or _chat_head(None, self.model)
             finish = "tool_calls" if self.tools else "stop"
-            choice: _J = {"index": 0, "delta": {}, "finish_reason": finish, "logprobs": None}
-            out.append(Event(None, {**self.head, "choices": [choice]}))
+            choice = {"index": 0, "delta": {}, "finish_reason": finish, "logprobs": None}
+            out.append(Event(None, {**head, "choices": [self._choice(choice)]}))
+        out += self.usage
         out.append(Event(None, "[DONE]"))
         return out
 
@@ -509,14 +528,13 @@ class ChatCompletionsWire(Wire):
 
     __slots__ = ()
     path = "/chat/completions"
+    frames = True
 
     def opens(self, event: Event) -> bool:
-        """The API's first chunk names the role; a stream of new chunks does not."""
-        data = _obj(event.data)
-        if data is None:
-            return True
-        first = _obj(_first(_list(data.get("choices"))))
-        return first is None or "role" in (_obj(first.get("delta")) or {})
+        """The API's first chunk names the role; a stream of new chunks does not (framing
+        a stream that had it anyway changes nothing the caller reads)."""
+        first = _obj(_first(_list((_obj(event.data) or {}).get("choices"))))
+        return first is not None and "role" in (_obj(first.get("delta")) or {})
 
     def framer(self, body: Mapping[str, Any]) -> _ChatFramer:
         return _ChatFramer(body.get("model"))
@@ -1025,6 +1043,7 @@ class ResponsesWire(Wire):
 
     __slots__ = ()
     path = "/responses"
+    frames = True
     restates = True
 
     def opens(self, event: Event) -> bool:

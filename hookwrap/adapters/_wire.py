@@ -230,6 +230,9 @@ class Wire:
         """
         return event
 
+    #: whether this API's streams open and close with events of their own (see `opens`)
+    frames: bool = False
+
     def opens(self, event: Event) -> bool:
         """Whether a stream whose first event is `event` came framed as the API frames it.
         A stream the hooks made from new chunks (a wrap hook's own, a fallback's) did not,

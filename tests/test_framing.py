@@ -1,0 +1,121 @@
+"""Streams made of new chunks (a wrap hook's own, a fallback's) reach the caller framed as
+each API frames its streams: whatever chunks a hook makes, the SDK's own stream helper
+builds the final message from them (a hypothesis law, with the real SDKs)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hookwrap as hw
+from hookwrap.testing import FakeProvider
+
+USER = [{"role": "user", "content": "hi"}]
+
+texts = st.text(alphabet="abc xyz.", min_size=1, max_size=8)
+
+
+@st.composite
+def tool_call(draw: st.DrawFn, n: int) -> list[hw.Chunk]:
+    """One whole tool call: its arguments in the start chunk, or streamed after it."""
+    arguments = json.dumps({"n": draw(st.integers(0, 99))})
+    call_id, name = f"call_{n}", f"tool_{n}"
+    if draw(st.booleans()):
+        return [hw.Chunk("tool_call_start", arguments, call_id, name)]
+    cut = draw(st.integers(1, len(arguments) - 1))
+    return [
+        hw.Chunk("tool_call_start", "", call_id, name),
+        hw.Chunk("tool_call_args", arguments[:cut]),
+        hw.Chunk("tool_call_args", arguments[cut:]),
+    ]
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> list[hw.Chunk]:
+    """Reasoning, text pieces, tool calls and a usage report, in the order models send them."""
+    chunks = [hw.Chunk("reasoning", t) for t in draw(st.lists(texts, max_size=2))]
+    chunks += [hw.Chunk("text", t) for t in draw(st.lists(texts, max_size=4))]
+    for n in range(draw(st.integers(0, 2))):
+        chunks += draw(tool_call(n))
+    if draw(st.booleans()):
+        chunks.append(hw.Chunk("usage", usage=hw.Usage(3, 4, 7)))
+    return chunks
+
+
+def answering(chunks: list[hw.Chunk]) -> Any:
+    @hw.wrap_model
+    def own(request: hw.ModelRequest) -> Any:
+        inner = yield request
+        for _ in inner:  # the model's own stream, read and left out
+            pass
+        return iter(chunks)
+
+    return own
+
+
+def expected(chunks: list[hw.Chunk]) -> tuple[str, list[tuple[str, str, Any]]]:
+    text = "".join(c.text for c in chunks if c.kind == "text")
+    calls: list[tuple[str, str, str]] = []
+    for c in chunks:
+        if c.kind == "tool_call_start":
+            calls.append((c.tool_call_id or "", c.tool_name or "", c.text))
+        elif c.kind == "tool_call_args":
+            call_id, name, args = calls[-1]
+            calls[-1] = (call_id, name, args + c.text)
+    return text, [(i, n, json.loads(a)) for i, n, a in calls]
+
+
+law = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@law
+@given(streams())
+def test_anthropic_messages_stream_helper(chunks: list[hw.Chunk]) -> None:
+    pytest.importorskip("anthropic")
+    client = hw.wrap(FakeProvider(["x"]).anthropic(), use=[answering(chunks)])
+    with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+        final = stream.get_final_message()
+    text, calls = expected(chunks)
+    assert "".join(b.text for b in final.content if b.type == "text") == text
+    assert [(b.id, b.name, b.input) for b in final.content if b.type == "tool_use"] == calls
+    assert final.stop_reason == ("tool_use" if calls else "end_turn")
+    reasoning = "".join(c.text for c in chunks if c.kind == "reasoning")
+    assert "".join(b.thinking for b in final.content if b.type == "thinking") == reasoning
+
+
+@law
+@given(streams())
+def test_openai_responses_stream_helper(chunks: list[hw.Chunk]) -> None:
+    pytest.importorskip("openai")
+    client = hw.wrap(FakeProvider(["x"]).openai(), use=[answering(chunks)])
+    with client.responses.stream(model="m", input="hi") as stream:
+        final = stream.get_final_response()
+    text, calls = expected(chunks)
+    assert final.output_text == text
+    found = [
+        (item.call_id, item.name, json.loads(item.arguments))
+        for item in final.output
+        if item.type == "function_call"
+    ]
+    assert found == calls
+
+
+@law
+@given(streams())
+def test_openai_chat_stream_helper(chunks: list[hw.Chunk]) -> None:
+    pytest.importorskip("openai")
+    client = hw.wrap(FakeProvider(["x"]).openai(), use=[answering(chunks)])
+    with client.chat.completions.stream(model="m", messages=USER) as stream:
+        final = stream.get_final_completion()
+    text, calls = expected(chunks)
+    message = final.choices[0].message
+    assert (message.content or "") == text
+    found = [
+        (c.id, c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or []
+    ]
+    assert found == calls
+    assert final.choices[0].finish_reason == ("tool_calls" if calls else "stop")
