@@ -507,7 +507,7 @@ class _ChatFramer:
         if not self.finished:
             head = self.head or _chat_head(None, self.model)
             finish = "tool_calls" if self.tools else "stop"
-            choice = {"index": 0, "delta": {}, "finish_reason": finish, "logprobs": None}
+            choice: _J = {"index": 0, "delta": {}, "finish_reason": finish, "logprobs": None}
             out.append(Event(None, {**head, "choices": [self._choice(choice)]}))
         out += self.usage
         out.append(Event(None, "[DONE]"))
