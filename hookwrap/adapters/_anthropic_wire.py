@@ -31,7 +31,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import Event, Wire
+from ._wire import Event, Framer, Wire
 
 __all__ = ["MessagesWire"]
 
@@ -501,36 +501,23 @@ _BLOCKS: dict[Any, tuple[str, dict[str, Any]]] = {
 }
 
 
-class _Framer:
+class _Framer(Framer):
     """Frames a Messages stream made of new chunks: `message_start` first, every delta in a
     content block of its kind (blocks numbered in the order they open, one open at a time),
     `message_delta` and `message_stop` last. The SDK's `messages.stream()` needs all that."""
 
-    __slots__ = ("block", "count", "model", "sent_delta", "started", "stopped", "tools")
+    __slots__ = ("block", "count", "model", "sent_delta", "started", "tools")
 
     def __init__(self, model: Any) -> None:
+        super().__init__()
         self.model = model if isinstance(model, str) else ""
-        self.started = self.sent_delta = self.stopped = self.tools = False
+        self.started = self.sent_delta = self.tools = False
         self.block: tuple[Any, str] | None = None  # the open block: its given index, its type
         self.count = 0  # blocks opened so far
-
-    def events(self, batch: Sequence[Event]) -> list[Event]:
-        out: list[Event] = []
-        for event in batch:
-            self._one(event, out)
-        return out
-
-    def end(self) -> list[Event]:
-        out: list[Event] = []
-        if not self.stopped:
-            self._stop(out)
-        return out
 
     def _one(self, event: Event, out: list[Event]) -> None:
         data = _map(event.data)
         kind = data.get("type", event.event)
-        if self.stopped:
-            return  # the SDK reads nothing after `message_stop`
         if not self.started:
             self.started = True
             if kind == "message_start":
@@ -558,18 +545,18 @@ class _Framer:
             out.append(_event({**data, "index": self.count - 1}))
         elif kind == "content_block_stop":
             if self.block is not None and self.block[0] == data.get("index"):
-                self._close(out)
+                self._close_block(out)
         elif kind == "message_delta":
-            self._close(out)
+            self._close_block(out)
             self.sent_delta = True
             out.append(event)
         elif kind == "message_stop":
-            self._stop(out)
+            self._close(out)
         elif kind != "message_start":
             out.append(event)
 
     def _open(self, index: Any, btype: str, block: dict[str, Any], out: list[Event]) -> None:
-        self._close(out)
+        self._close_block(out)
         if btype.endswith("tool_use"):
             self.tools = True
             block["id"] = block.get("id") or _new_id("toolu_")
@@ -577,22 +564,22 @@ class _Framer:
         self.block = (index, btype)
         self.count += 1
 
-    def _close(self, out: list[Event]) -> None:
+    def _close_block(self, out: list[Event]) -> None:
         if self.block is not None:
             out.append(_block_event("content_block_stop", self.count - 1))
             self.block = None
 
-    def _stop(self, out: list[Event]) -> None:
+    def _close(self, out: list[Event]) -> None:
         if not self.started:
             self._one(_event({"type": "message_stop"}), out)
             return
-        self._close(out)
+        self._close_block(out)
         if not self.sent_delta:
             delta = {"stop_reason": "tool_use" if self.tools else "end_turn", "stop_sequence": None}
             usage = {"output_tokens": 0}
             out.append(_event({"type": "message_delta", "delta": delta, "usage": usage}))
         out.append(_event({"type": "message_stop"}))
-        self.stopped = True
+        self.closed = True
 
 
 class MessagesWire(Wire):

@@ -167,53 +167,66 @@ def _batches(
     """The events to send on, as they come from the source (a changed chunk may stand for
     several). The SDKs stop reading at a stream's last event and close the response; so
     before that event is handed over, the source is run to its end, and the call ends as
-    finished (`after_model`, `on_finish`) rather than closed by the consumer. A stream that
-    did not open as the API opens its streams (its chunks all made by hooks) is framed."""
+    finished (`after_model`, `on_finish`) rather than closed by the consumer."""
     is_last = wire.is_last
-    restated = _restater(wire)
-    framer: Framer | None = None
-    opened = False
+    send = _Outgoing(wire, body)
     for item in source:
         batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
         if batch and is_last(batch[-1]):
             batch = [*batch, *(event for more in source for event in _each(more))]
-        if not opened and batch:
-            opened = True
-            first = batch[0]
-            if first.raw is None and not wire.opens(first):  # not from the API, unframed
-                framer = wire.framer(body)
-        if framer is not None:
-            batch = framer.events(batch)
-        yield batch if restated is None else [restated(event) for event in batch]
-    if not opened and wire.frames:  # no event at all: a stream that opens and closes
-        framer = wire.framer(body)
-    if framer is not None and (batch := framer.end()):
-        yield batch if restated is None else [restated(event) for event in batch]
+        yield send(batch)
+    if last := send.end():
+        yield last
 
 
 async def _abatches(
     source: AsyncIterator[Event | list[Event]], wire: Wire, body: Mapping[str, Any]
 ) -> AsyncIterator[Sequence[Event]]:
     is_last = wire.is_last
-    restated = _restater(wire)
-    framer: Framer | None = None
-    opened = False
+    send = _Outgoing(wire, body)
     async for item in source:
         batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
         if batch and is_last(batch[-1]):
             batch = [*batch, *[event async for more in source for event in _each(more)]]
-        if not opened and batch:
-            opened = True
+        yield send(batch)
+    if last := send.end():
+        yield last
+
+
+class _Outgoing:
+    """One stream's batches of events as they go on: restated where the API needs it, and
+    framed when the stream did not open as the API opens its streams (its chunks all made
+    by hooks, or none at all)."""
+
+    __slots__ = ("body", "framer", "opened", "restated", "wire")
+
+    def __init__(self, wire: Wire, body: Mapping[str, Any]) -> None:
+        self.wire = wire
+        self.body = body
+        self.restated = _restater(wire)
+        self.framer: Framer | None = None
+        self.opened = False
+
+    def __call__(self, batch: Sequence[Event]) -> Sequence[Event]:
+        if not self.opened and batch:
+            self.opened = True
             first = batch[0]
-            if first.raw is None and not wire.opens(first):  # not from the API, unframed
-                framer = wire.framer(body)
-        if framer is not None:
-            batch = framer.events(batch)
-        yield batch if restated is None else [restated(event) for event in batch]
-    if not opened and wire.frames:  # no event at all: a stream that opens and closes
-        framer = wire.framer(body)
-    if framer is not None and (batch := framer.end()):
-        yield batch if restated is None else [restated(event) for event in batch]
+            if first.raw is None and not self.wire.opens(first):  # not from the API, unframed
+                self.framer = self.wire.framer(self.body)
+        if self.framer is not None:
+            batch = self.framer.events(batch)
+        restated = self.restated
+        return batch if restated is None else [restated(event) for event in batch]
+
+    def end(self) -> Sequence[Event]:
+        """The closing events a framed stream has not sent yet."""
+        if not self.opened and self.wire.frames:
+            self.framer = self.wire.framer(self.body)
+        if self.framer is None:
+            return ()
+        batch = self.framer.end()
+        restated = self.restated
+        return batch if restated is None else [restated(event) for event in batch]
 
 
 def _each(item: Event | list[Event]) -> Sequence[Event]:

@@ -35,7 +35,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import Event, Wire
+from ._wire import Event, Framer, Wire
 
 __all__ = ["ChatCompletionsWire", "CompletionsWire", "ResponsesWire"]
 
@@ -442,42 +442,38 @@ def _chat_tool_out(spec: ToolSpec, old: Mapping[str, Any] | None) -> _J:
     return {**(old or {}), "type": "function", "function": fn}
 
 
-class _ChatFramer:
+class _ChatFramer(Framer):
     """Frames a Chat Completions stream made of new chunks as the API streams them: every
     chunk with the id, creation time and model of the first; the first choice naming the
     role; tool calls numbered in the order they start; a chunk with the finish reason, then
     the usage, then ``[DONE]`` last."""
 
-    __slots__ = ("calls", "done", "finished", "head", "model", "roled", "tools", "usage")
+    __slots__ = ("calls", "finished", "head", "model", "roled", "tools", "usage")
 
     def __init__(self, model: Any) -> None:
+        super().__init__()
         self.model = model if isinstance(model, str) else ""
         self.head: _J | None = None
-        self.finished = self.tools = self.done = self.roled = False
+        self.finished = self.tools = self.roled = False
         self.calls = -1  # the index of the tool call started last
         self.usage: list[Event] = []  # usage chunks, sent last as the API does
 
-    def events(self, batch: Sequence[Event]) -> list[Event]:
-        out: list[Event] = []
-        for event in batch:
-            if self.done:
-                break
-            data = _obj(event.data)
-            if data is None:
-                if event.data == "[DONE]":
-                    out += self.end()
-                else:
-                    out.append(event)
-                continue
-            if self.head is None:
-                self.head = _chat_head(data, _str(data.get("model")) or self.model)
-            choices = [self._choice(c) for c in map(_obj, _list(data.get("choices"))) if c]
-            fixed = {**data, **self.head, "choices": choices}
-            if choices:
-                out.append(Event(event.event, fixed))
+    def _one(self, event: Event, out: list[Event]) -> None:
+        data = _obj(event.data)
+        if data is None:
+            if event.data == "[DONE]":
+                self._close(out)
             else:
-                self.usage.append(Event(event.event, fixed))
-        return out
+                out.append(event)
+            return
+        if self.head is None:
+            self.head = _chat_head(data, _str(data.get("model")) or self.model)
+        choices = [self._choice(c) for c in map(_obj, _list(data.get("choices"))) if c]
+        fixed = {**data, **self.head, "choices": choices}
+        if choices:
+            out.append(Event(event.event, fixed))
+        else:
+            self.usage.append(Event(event.event, fixed))
 
     def _choice(self, given: Mapping[str, Any]) -> _J:
         choice = dict(given)
@@ -499,11 +495,8 @@ class _ChatFramer:
         self.finished = self.finished or choice.get("finish_reason") is not None
         return choice
 
-    def end(self) -> list[Event]:
-        if self.done:
-            return []
-        self.done = True
-        out: list[Event] = []
+    def _close(self, out: list[Event]) -> None:
+        self.closed = True
         if not self.finished:
             head = self.head or _chat_head(None, self.model)
             finish = "tool_calls" if self.tools else "stop"
@@ -511,7 +504,6 @@ class _ChatFramer:
             out.append(Event(None, {**head, "choices": [self._choice(choice)]}))
         out += self.usage
         out.append(Event(None, "[DONE]"))
-        return out
 
 
 class ChatCompletionsWire(Wire):
@@ -878,15 +870,16 @@ def _output_text(item: Mapping[str, Any]) -> str:
     return "".join(_str(p.get("text")) for p in parts if p.get("type") == "output_text")
 
 
-class _ResponsesFramer:
+class _ResponsesFramer(Framer):
     """Frames a Responses stream made of new chunks: `response.created` first, every delta
     in an output item of its kind (items numbered in the order they open, one open at a
     time, each closed with the `.done` events the API sends), `response.completed` last
     with the items delivered. The SDK's `responses.stream()` needs all that."""
 
-    __slots__ = ("ended", "given", "item", "items", "model", "numbers", "response", "text")
+    __slots__ = ("given", "item", "items", "model", "numbers", "response", "text")
 
     def __init__(self, model: Any) -> None:
+        super().__init__()
         self.model = model if isinstance(model, str) else ""
         self.response: _J | None = None
         self.item: _J | None = None  # the open output item
@@ -894,19 +887,9 @@ class _ResponsesFramer:
         self.text: list[str] = []  # the open item's text (a message) or arguments
         self.items: list[_J] = []  # the items closed
         self.numbers = itertools.count()
-        self.ended = False
 
-    def events(self, batch: Sequence[Event]) -> list[Event]:
-        out: list[Event] = []
-        for event in batch:
-            self._one(event, out)
-        return out
-
-    def end(self) -> list[Event]:
-        out: list[Event] = []
-        if not self.ended:
-            self._one(Event("response.completed", {"type": "response.completed"}), out)
-        return out
+    def _close(self, out: list[Event]) -> None:
+        self._one(Event("response.completed", {"type": "response.completed"}), out)
 
     def _emit(self, out: list[Event], kind: str, **fields: Any) -> None:
         data = {**fields, "type": kind, "sequence_number": next(self.numbers)}
@@ -916,8 +899,6 @@ class _ResponsesFramer:
         data: _J = dict(_obj(event.data) or {})
         kind = _str(data.pop("type", None)) or event.event or ""
         data.pop("sequence_number", None)
-        if self.ended:
-            return
         if self.response is None:
             if kind == "response.created" and _obj(data.get("response")):
                 self.response = dict(cast("_J", data["response"]))
@@ -950,17 +931,17 @@ class _ResponsesFramer:
         elif kind == "response.output_item.done":
             if self.item is not None and self.given == index:
                 self.item.update((k, v) for k, v in (_obj(data.get("item")) or {}).items())
-                self._close(out)
+                self._close_item(out)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
-            self._close(out)
+            self._close_item(out)
             final: _J = {**self.response, **(_obj(data.get("response")) or {})}
             final.update(id=self.response["id"], output=self.items)
             if kind == "response.completed":
                 final.update(status="completed", completed_at=int(time.time()))
             self._emit(out, kind, response=final)
-            self.ended = True
+            self.closed = True
         elif kind in _ITEM_PARTS:
-            return  # an open item's own parts: `_close` sends them, with what was delivered
+            return  # an open item's own parts: `_close_item` sends them, with what was delivered
         elif kind not in ("response.created", "response.in_progress", "response.queued"):
             self._emit(out, kind, **data)
 
@@ -974,7 +955,7 @@ class _ResponsesFramer:
             self._open(index, kind, {}, out)
 
     def _open(self, index: Any, kind: str, item: _J, out: list[Event]) -> None:
-        self._close(out)
+        self._close_item(out)
         prefix = {"message": "msg_", "function_call": "fc_", "reasoning": "rs_"}.get(kind, "it_")
         item.update(id=item.get("id") or _uid(prefix), type=kind)
         if kind == "message":
@@ -995,7 +976,7 @@ class _ResponsesFramer:
             fields = {"item_id": item["id"], "output_index": at, "content_index": 0}
             self._emit(out, "response.content_part.added", **fields, part=part)
 
-    def _close(self, out: list[Event]) -> None:
+    def _close_item(self, out: list[Event]) -> None:
         item = self.item
         if item is None:
             return
@@ -1017,7 +998,7 @@ class _ResponsesFramer:
         self.item = None
 
 
-# the parts of an output item that `_ResponsesFramer._close` sends itself
+# the parts of an output item that `_ResponsesFramer._close_item` sends itself
 _ITEM_PARTS = frozenset(
     {
         "response.content_part.added",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from .._types import Chunk, ModelRequest, ModelResponse
 
@@ -255,17 +255,38 @@ class Wire:
         return name in _LAST
 
 
-class Framer(Protocol):
+class Framer:
     """Makes one stream's events well-formed as they pass: the opening events first, each
-    delta inside an item or block of its kind (numbered in order), the closing events."""
+    delta inside an item or block of its kind (numbered in order), the closing events.
+    Subclasses read one event at a time (`_one`) and close the stream once (`_close`,
+    which sets `closed`); nothing is sent after that."""
+
+    __slots__ = ("closed",)
+
+    def __init__(self) -> None:
+        self.closed = False
 
     def events(self, batch: Sequence[Event]) -> list[Event]:
         """The events to send for `batch`."""
-        ...
+        out: list[Event] = []
+        for event in batch:
+            if self.closed:
+                break
+            self._one(event, out)
+        return out
 
     def end(self) -> list[Event]:
         """The closing events the stream has not sent yet."""
-        ...
+        out: list[Event] = []
+        if not self.closed:
+            self._close(out)
+        return out
+
+    def _one(self, event: Event, out: list[Event]) -> None:
+        raise NotImplementedError
+
+    def _close(self, out: list[Event]) -> None:
+        raise NotImplementedError
 
 
 # the events after which the SDKs stop reading (OpenAI chat ends with `data: [DONE]`)
