@@ -170,11 +170,16 @@ def _batches(
     finished (`after_model`, `on_finish`) rather than closed by the consumer."""
     is_last = wire.is_last
     send = _Outgoing(wire, body)
+    as_is = False  # once the stream is known to go on unchanged, batches skip `send`
     for item in source:
         batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
         if batch and is_last(batch[-1]):
             batch = [*batch, *(event for more in source for event in _each(more))]
+        if as_is:
+            yield batch
+            continue
         yield send(batch)
+        as_is = send.as_is()
     if last := send.end():
         yield last
 
@@ -184,11 +189,16 @@ async def _abatches(
 ) -> AsyncIterator[Sequence[Event]]:
     is_last = wire.is_last
     send = _Outgoing(wire, body)
+    as_is = False
     async for item in source:
         batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
         if batch and is_last(batch[-1]):
             batch = [*batch, *[event async for more in source for event in _each(more)]]
+        if as_is:
+            yield batch
+            continue
         yield send(batch)
+        as_is = send.as_is()
     if last := send.end():
         yield last
 
@@ -217,6 +227,10 @@ class _Outgoing:
             batch = self.framer.events(batch)
         restated = self.restated
         return batch if restated is None else [restated(event) for event in batch]
+
+    def as_is(self) -> bool:
+        """Whether every later batch goes on unchanged (opened by the API, not restated)."""
+        return self.opened and self.framer is None and self.restated is None
 
     def end(self) -> Sequence[Event]:
         """The closing events a framed stream has not sent yet."""

@@ -217,14 +217,20 @@ def _tool_response(content: str) -> Any:
     return cast("dict[str, Any]", value) if isinstance(value, dict) else {"result": content}
 
 
+# usage counts by the API's camelCase names, then by the SDK's own snake_case ones
+_COUNTS = ("promptTokenCount", "candidatesTokenCount", "totalTokenCount")
+_SNAKE_COUNTS = ("prompt_token_count", "candidates_token_count", "total_token_count")
+
+
 def _usage(data: Any) -> Usage | None:
-    meta = _map(data)
+    meta = data if data.__class__ is dict else _map(data)
     if not meta:
         return None
-    inp = int(_get(meta, "promptTokenCount", "prompt_token_count") or 0)
-    out = int(_get(meta, "candidatesTokenCount", "candidates_token_count") or 0)
-    out += int(_get(meta, "thoughtsTokenCount", "thoughts_token_count") or 0)
-    total = _get(meta, "totalTokenCount", "total_token_count")
+    inp, out, total = map(meta.get, _COUNTS)
+    if inp is None and out is None and total is None:  # one object uses one spelling
+        inp, out, total = map(meta.get, _SNAKE_COUNTS)
+    thoughts = meta.get("thoughtsTokenCount") or meta.get("thoughts_token_count")
+    inp, out = int(inp or 0), int(out or 0) + int(thoughts or 0)
     made: Usage = new_usage(inp, out, inp + out if total is None else int(total))
     return made
 
@@ -428,23 +434,19 @@ def _with_candidate(data: Mapping[str, Any], candidate: Mapping[str, Any]) -> di
 
 
 def _only_text(data: Any) -> str | None:
-    """The text of a streamed object whose one candidate has one part, a plain text part
-    (checked with exact types: this runs for every object); else None."""
-    if data.__class__ is not dict:
+    """The text of a streamed object whose one candidate has one part, a plain text part;
+    else None. This runs for every object: the usual one passes without a call."""
+    try:
+        candidates = data["candidates"]
+        parts = candidates[0]["content"]["parts"]
+        part = parts[0]
+        text = part["text"]
+    except (KeyError, TypeError, IndexError):
         return None
-    candidates: Any = data.get("candidates")
-    if candidates.__class__ is not list or len(candidates) != 1:
+    if text.__class__ is not str or len(part) != 1 or len(parts) != 1 or len(candidates) != 1:
         return None
-    candidate: Any = candidates[0]
-    content: Any = candidate.get("content") if candidate.__class__ is dict else None
-    parts: Any = content.get("parts") if content.__class__ is dict else None
-    if parts.__class__ is not list or len(parts) != 1:
-        return None
-    part: Any = parts[0]
-    if part.__class__ is not dict or len(part) != 1:
-        return None
-    text: Any = part.get("text")
-    return text if text.__class__ is str else None
+    found: str = text
+    return found
 
 
 def _first_kind(part: Mapping[str, Any]) -> str:
@@ -624,12 +626,15 @@ class GeminiWire(Wire):
     # -- streams ----------------------------------------------------------------------------
 
     def chunk(self, event: Event) -> Chunk:
-        text = _only_text(event.data)
+        data: Any = event.data
+        text = _only_text(data)
         if text is not None:  # the usual object: one candidate with one text part
-            data: Mapping[str, Any] = event.data
+            meta = data.get("usageMetadata")
+            usage = _usage(data.get("usage_metadata") if meta is None else meta)
             candidate: Mapping[str, Any] = data["candidates"][0]
-            usage = _usage(_get(data, "usageMetadata", "usage_metadata"))
-            finish = _get(candidate, "finishReason", "finish_reason")
+            finish = candidate.get("finishReason")
+            if finish is None:
+                finish = candidate.get("finish_reason")
             made: Chunk = _chunk("text", text, None, None, usage, finish, event)
             return made
         return self._chunk(event)
