@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import itertools
+import operator
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
@@ -108,13 +109,18 @@ def check_shape(chain: Chain, kinds: tuple[str, ...], is_async: bool, what: str)
                 )
 
 
+_INPUT = operator.attrgetter("input_tokens")
+_OUTPUT = operator.attrgetter("output_tokens")
+_TOTAL = operator.attrgetter("total_tokens")
+
+
 def _usage_of(found: list[Usage]) -> Usage | None:
     """Usage reported by a stream: most providers report running totals, so keep the max."""
     if not found:
         return None
-    inp = max(u.input_tokens for u in found)
-    out = max(u.output_tokens for u in found)
-    total = max(max(u.total_tokens for u in found), inp + out)
+    inp = max(map(_INPUT, found))
+    out = max(map(_OUTPUT, found))
+    total = max(max(map(_TOTAL, found)), inp + out)
     return Usage(inp, out, total)
 
 
