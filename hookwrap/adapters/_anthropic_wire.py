@@ -24,6 +24,7 @@ from .._types import (
     ToolCall,
     ToolSpec,
     Usage,
+    maker,
     new_chunk,
     new_full_message,
     new_message,
@@ -582,6 +583,9 @@ class _Framer(Framer):
         self.closed = True
 
 
+_custom_chunk = maker(Chunk, "kind", "name", "value", "raw")
+
+
 class MessagesWire(Wire):
     """The Messages API.
 
@@ -724,13 +728,21 @@ class MessagesWire(Wire):
     # -- streams --------------------------------------------------------------------------
 
     def chunk(self, event: Event) -> Chunk:
-        data = _map(event.data)
+        data: Any = event.data
+        if data.__class__ is dict:  # the usual event, a text delta, read without a call
+            delta: Any = data.get("delta")
+            if delta.__class__ is dict and delta.get("type") == "text_delta":
+                text = delta.get("text")
+                if text.__class__ is str and data.get("type") == "content_block_delta":
+                    made: Chunk = new_chunk("text", text, event)
+                    return made
+        data = _map(data)
         kind = data.get("type") or event.event
         if kind == "content_block_delta":
             delta = _map(data.get("delta"))
             dtype = delta.get("type")
             if dtype == "text_delta":
-                made: Chunk = new_chunk("text", str(delta.get("text", "")), event)
+                made = new_chunk("text", str(delta.get("text", "")), event)
                 return made
             if dtype == "thinking_delta":
                 made = new_chunk("reasoning", str(delta.get("thinking", "")), event)
@@ -767,7 +779,8 @@ class MessagesWire(Wire):
                 finish_reason=reason if isinstance(reason, str) else None,
                 raw=event,
             )
-        return Chunk("custom", name=f"anthropic.{kind}", value=event.data, raw=event)
+        made = _custom_chunk("custom", f"anthropic.{kind}", event.data, event)
+        return made
 
     def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:
         """A chunk read from an event rewrites that event. A new one becomes a delta at the
