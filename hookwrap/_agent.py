@@ -13,7 +13,6 @@ import json
 import logging
 from collections.abc import (
     AsyncGenerator,
-    AsyncIterator,
     Awaitable,
     Generator,
     Iterable,
@@ -344,34 +343,44 @@ class Agent:
         """Run the loop to its end (async); async tool calls of one turn run concurrently."""
         return _last([e async for e in self._adrive(self._start(input, True), False)])
 
-    def stream(self, input: Any) -> Iterator[AgentEvent]:
-        """Run the loop, yielding `AgentEvent`s as they happen; the last is the result."""
-        session = self._start(input, False)
-        yield from self._drive(session, True)
+    def stream(self, input: Any) -> Generator[AgentEvent, None, None]:
+        """Run the loop, yielding `AgentEvent`s as they happen; the last is the result.
+        Bad input is refused here, before the first event is asked for."""
+        return self._drive(self._start(input, False), True)
 
-    async def astream(self, input: Any) -> AsyncIterator[AgentEvent]:
+    def astream(self, input: Any) -> AsyncGenerator[AgentEvent, None]:
         """`stream` for async callers."""
-        driver = self._adrive(self._start(input, True), True)
-        try:
-            async for event in driver:
-                yield event
-        finally:  # leaving early closes the run now, not when the loop collects it
-            await driver.aclose()
+        return _closing(self._adrive(self._start(input, True), True))
 
     def resume(self, run_id: str, decisions: dict[str, Any] | None = None) -> RunResult:
         """Continue an interrupted run from its checkpoint; `decisions` maps tool call ids
         to what `hw.interrupt` returns in those calls."""
-        _check_decisions(decisions)
-        saved = self.store.get(self._key(run_id))
-        session = self._restore(run_id, saved, decisions, False)
-        return _last(self._drive(session, False))
+        return _last(self._drive(self._load(run_id, decisions), False))
 
     async def aresume(self, run_id: str, decisions: dict[str, Any] | None = None) -> RunResult:
         """`resume` for async callers."""
-        _check_decisions(decisions)
-        saved = await self.store.aget(self._key(run_id))
-        session = self._restore(run_id, saved, decisions, True)
+        session = await self._aload(run_id, decisions)
         return _last([e async for e in self._adrive(session, False)])
+
+    def resume_stream(
+        self, run_id: str, decisions: dict[str, Any] | None = None
+    ) -> Generator[AgentEvent, None, None]:
+        """`resume`, yielding `AgentEvent`s as they happen, as `stream` does."""
+        return self._drive(self._load(run_id, decisions), True)
+
+    def aresume_stream(
+        self, run_id: str, decisions: dict[str, Any] | None = None
+    ) -> AsyncGenerator[AgentEvent, None]:
+        """`resume_stream` for async callers (the checkpoint is read at the first event)."""
+        _check_decisions(decisions)
+        self._key(run_id)
+
+        async def resumed() -> AsyncGenerator[AgentEvent, None]:
+            session = await self._aload(run_id, decisions)
+            async for event in _closing(self._adrive(session, True)):
+                yield event
+
+        return resumed()
 
     @property
     def store(self) -> Store:
@@ -404,6 +413,16 @@ class Agent:
 
     def _start(self, input: Any, is_async: bool) -> _Session:
         return self._session(_messages_of(input), is_async, None)
+
+    def _load(self, run_id: str, decisions: dict[str, Any] | None) -> _Session:
+        _check_decisions(decisions)
+        saved = self.store.get(self._key(run_id))
+        return self._restore(run_id, saved, decisions, False)
+
+    async def _aload(self, run_id: str, decisions: dict[str, Any] | None) -> _Session:
+        _check_decisions(decisions)
+        saved = await self.store.aget(self._key(run_id))
+        return self._restore(run_id, saved, decisions, True)
 
     def _restore(
         self, run_id: str, saved: Any, decisions: dict[str, Any] | None, is_async: bool
@@ -529,7 +548,7 @@ class Agent:
 
     # -- sync driver --------------------------------------------------------------------
 
-    def _drive(self, s: _Session, streaming: bool) -> Iterator[AgentEvent]:
+    def _drive(self, s: _Session, streaming: bool) -> Generator[AgentEvent, None, None]:
         ctx = s.ctx
         program = self._program(s)
         value: Any = None
@@ -810,6 +829,15 @@ def _caller(model: Any, hooks: Stack) -> ModelCaller:
             f'functools.partial(client.chat.completions.create, model="model-name")'
         )
     return caller
+
+
+async def _closing(driver: AsyncGenerator[AgentEvent, None]) -> AsyncGenerator[AgentEvent, None]:
+    """`driver`'s events; leaving early closes the run now, not when the loop collects it."""
+    try:
+        async for event in driver:
+            yield event
+    finally:
+        await driver.aclose()
 
 
 def _check_decisions(decisions: object) -> None:

@@ -461,6 +461,47 @@ def test_an_interrupt_pauses_and_resume_continues_with_the_decision(
         resume(later, paused.run_id, {"c2": True}, is_async)  # finished runs are forgotten
 
 
+def test_a_resumed_run_streams_its_events(is_async: bool) -> None:
+    deleted.clear()
+    agent = Agent(interrupting_model(), tools=[add, delete], store=MemoryStore())
+    paused = go(agent, "clean up", is_async)
+    assert paused.status == "interrupted"
+
+    async def read_async() -> list[AgentEvent]:
+        return [e async for e in agent.aresume_stream(paused.run_id, {"c2": True})]
+
+    if is_async:
+        events = asyncio.run(read_async())
+    else:
+        events = list(agent.resume_stream(paused.run_id, {"c2": True}))
+    kinds = [e.kind for e in events]
+    assert kinds[:2] == ["tool_call", "tool_result"]  # the pending call, with its decision
+    assert events[0].call is not None
+    assert events[0].call.id == "c2"
+    assert events[1].value == "deleted a.txt"
+    assert "chunk" in kinds
+    assert kinds[-1] == "result"
+    result = events[-1].result
+    assert result is not None
+    assert (result.status, result.run_id) == ("finished", paused.run_id)
+    assert result.text == "3; deleted a.txt"
+    assert deleted == ["a.txt"]
+
+
+def test_streams_refuse_bad_input_before_the_first_event() -> None:
+    agent = Agent(Script(), store=MemoryStore())
+    with pytest.raises(TypeError):
+        agent.stream(42)
+    with pytest.raises(TypeError):
+        agent.astream(42)
+    with pytest.raises(LookupError, match="no checkpoint"):
+        agent.resume_stream("nope")
+    with pytest.raises(TypeError, match="decisions"):
+        agent.aresume_stream("nope", {1: True})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="run id"):
+        agent.aresume_stream(42)  # type: ignore[arg-type]
+
+
 def test_resuming_without_a_decision_interrupts_again() -> None:
     store = MemoryStore()
     agent = Agent(interrupting_model(), tools=[add, delete], store=store)
