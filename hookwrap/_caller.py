@@ -426,46 +426,21 @@ def _method_entry(api: str, method: Any, fixed: Mapping[str, Any], name: str) ->
 
 def _client_entries(sdk: str, client: Any) -> tuple[Entry | None, Entry | None]:
     """The (sync, async) minimal native calls of a client; None where it has no such side."""
-    user = [{"role": "user", "content": _PLACEHOLDER}]
+    if sdk != "google":
+        resource = client.chat.completions if sdk == "openai" else client.messages
+        entry = _method_entry(_CLIENT_APIS[sdk], resource.create, {}, "create")
+        return (None, entry) if _async_client(client) else (entry, None)
 
-    if sdk == "openai":
+    def on(models: Any) -> Entry:
+        def google_call(model: str, request: ModelRequest, stream: bool) -> Any:
+            call = models.generate_content_stream if stream else models.generate_content
+            return call(model=model, contents=_PLACEHOLDER)
 
-        def openai_call(model: str, request: ModelRequest, stream: bool) -> Any:
-            if stream:
-                return client.chat.completions.create(
-                    model=model,
-                    messages=user,
-                    stream=True,
-                    stream_options={"include_usage": True},
-                )
-            return client.chat.completions.create(model=model, messages=user)
-
-        return (None, openai_call) if _async_client(client) else (openai_call, None)
-    if sdk == "anthropic":
-
-        def anthropic_call(model: str, request: ModelRequest, stream: bool) -> Any:
-            limit = portable(request.options).get("max_tokens", _DEFAULT_MAX_TOKENS)
-            if stream:
-                return client.messages.create(
-                    model=model, max_tokens=limit, messages=user, stream=True
-                )
-            return client.messages.create(model=model, max_tokens=limit, messages=user)
-
-        return (None, anthropic_call) if _async_client(client) else (anthropic_call, None)
-
-    def google_call(model: str, request: ModelRequest, stream: bool) -> Any:
-        models = client.models
-        call = models.generate_content_stream if stream else models.generate_content
-        return call(model=model, contents=_PLACEHOLDER)
-
-    def google_acall(model: str, request: ModelRequest, stream: bool) -> Any:
-        models = client.aio.models
-        call = models.generate_content_stream if stream else models.generate_content
-        return call(model=model, contents=_PLACEHOLDER)
+        return google_call
 
     if hasattr(client, "aio"):
-        return google_call, google_acall
-    return None, google_call  # the AsyncClient itself: its `models` are async
+        return on(client.models), on(client.aio.models)
+    return None, on(client.models)  # the AsyncClient itself: its `models` are async
 
 
 def _async_client(client: Any) -> bool:
