@@ -260,17 +260,20 @@ def test_a_streamed_openai_call_falls_back_to_an_anthropic_stream_chunk_by_chunk
     primary, other = FakeProvider(["never"]), FakeProvider(["Paris is the capital."])
     primary.fail(503)
     claude = other.anthropic(max_retries=0)
-    client = hw.wrap(
-        primary.openai(max_retries=0), use=[Fallback(models=[(claude, "claude-test")])]
-    )
     seen: list[str] = []
+    answered: list[Any] = []
 
     @hw.on_chunk
     def note(chunk: hw.Chunk) -> None:
         seen.append(chunk.text)
 
-    tapped = hw.wrap(client, use=[note])
-    stream = tapped.chat.completions.create(model="gpt-test", messages=USER, stream=True)
+    @hw.after_model
+    def who(request: hw.ModelRequest, response: hw.ModelResponse, ctx: hw.RunContext) -> None:
+        answered.append((ctx.call_state.get("fallback"), response.text))
+
+    fallback = Fallback(models=[(claude, "claude-test")])
+    client = hw.wrap(primary.openai(max_retries=0), use=[who, note, fallback])
+    stream = client.chat.completions.create(model="gpt-test", messages=USER, stream=True)
     assert isinstance(stream, openai.Stream)
     chunks = list(stream)
     assert all(isinstance(c, openai.types.chat.ChatCompletionChunk) for c in chunks)
@@ -280,6 +283,7 @@ def test_a_streamed_openai_call_falls_back_to_an_anthropic_stream_chunk_by_chunk
     assert len(pieces) > 1  # streamed as the alternative sent it, not one whole answer
     assert other.requests[0].body["stream"] is True
     assert "".join(t for t in seen if t) == "Paris is the capital."
+    assert answered == [("Anthropic(claude-test)", "Paris is the capital.")]
 
 
 def test_an_async_anthropic_stream_falls_back_to_a_google_stream() -> None:
