@@ -44,6 +44,13 @@ EXPECTED: dict[str, list[str]] = {
         "[on_abort] closed by consumer",  # early exit
         "streams the provider saw closed early: 1",
     ],
+    "fallback_stream.py": [
+        "[log] Fallback: the first model failed (InternalServerError",  # the primary is down
+        "[after_model] answered by Anthropic(claude-sonnet-4-5): 'Paris is the capital",
+        "pieces: ['Paris is', ' the cap', 'ital of ', 'France.']",  # streamed as it came
+        "a ChatCompletion: True - Paris is the capital of France.",  # the caller's own type
+        "sent to Claude: claude-sonnet-4-5 streamed",
+    ],
     "patch_everything.py": [
         "answer: You said: ping [audited]",
         "audited calls: ['gpt-4o-mini: ping', 'claude-haiku-4-5: ping']",
