@@ -11,6 +11,7 @@ for one provider runs on another, through each adapter's own mapping.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import sys
@@ -301,10 +302,16 @@ class ModelCaller:
         yield box[-1]
 
     async def astream(self, request: ModelRequest) -> AsyncGenerator[Chunk | ModelResponse, None]:
-        """`stream` for async callers; a sync target runs inline."""
+        """`stream` for async callers; a sync target's stream is read in a worker thread,
+        one item at a time, so the event loop stays free."""
         if self._async is None:
-            for item in self.stream(request):
-                yield item
+            items = self.stream(request)
+            try:
+                while (item := await asyncio.to_thread(next, items, _DONE)) is not _DONE:
+                    yield item
+            finally:
+                if inspect.getgeneratorstate(items) != inspect.GEN_RUNNING:
+                    items.close()  # (a pull still running in its thread ends it itself)
             return
         box: list[ModelResponse] = []
         sink: list[Chunk] = []
@@ -337,9 +344,10 @@ class ModelCaller:
         yield box[-1]
 
     async def acall(self, request: ModelRequest) -> ModelResponse:
-        """Answer `request` (never streamed), in an async call; a sync target runs inline."""
+        """Answer `request` (never streamed), in an async call; a sync target runs in a
+        worker thread, so the event loop stays free."""
         if self._async is None:
-            return self.call(request)
+            return await asyncio.to_thread(self.call, request)
         box: list[ModelResponse] = []
         token = _carried.set((self._request(request), box, None))
         try:

@@ -516,6 +516,32 @@ def test_resuming_without_a_decision_interrupts_again() -> None:
     assert done.text == "3; kept a.txt"
 
 
+@pytest.mark.parametrize("streamed", [False, True], ids=["arun", "astream"])
+def test_a_sync_model_in_an_async_run_leaves_the_event_loop_free(streamed: bool) -> None:
+    import threading
+
+    threads: list[int] = []
+
+    def model(request: hw.ModelRequest) -> Iterator[str]:
+        threads.append(threading.get_ident())
+        yield from ("from ", "a thread")
+
+    agent = Agent(model, store=MemoryStore())
+
+    async def go_async() -> tuple[int, str]:
+        if streamed:
+            events = [e async for e in agent.astream("hi")]
+            text = "".join(e.text for e in events if e.kind == "chunk")
+        else:
+            text = (await agent.arun("hi")).text
+        return threading.get_ident(), text
+
+    loop_thread, text = asyncio.run(go_async())
+    assert text == "from a thread"
+    assert threads
+    assert loop_thread not in threads
+
+
 def test_an_interrupt_in_a_model_hook_redoes_that_turn_on_resume() -> None:
     @hw.before_model
     def gate(request: hw.ModelRequest, ctx: hw.RunContext) -> None:

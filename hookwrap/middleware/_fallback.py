@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
 from typing import Any, cast
 
 from .._caller import ModelCaller
@@ -54,9 +53,6 @@ def _alternative(item: object) -> _SameTarget | ModelCaller:
         ) from None
 
 
-_DONE: Any = object()
-
-
 def _streamed(alternative: ModelCaller, request: ModelRequest) -> Any:
     """A streamed answer of `alternative`: its chunks, read up to the first one now (so a
     failure before it falls back further), or its whole response if it does not stream."""
@@ -84,41 +80,29 @@ def _chunks(first: Chunk, items: Generator[Chunk | ModelResponse, None, None]) -
 
 
 async def _astreamed(alternative: ModelCaller, request: ModelRequest) -> Any:
-    """`_streamed` in an async call; a sync model's stream is read off the event loop."""
-    if alternative.is_async:
-        items: Any = alternative.astream(request)
-        pull: Callable[[], Awaitable[Any]] = lambda: anext(items, _DONE)  # noqa: E731
-    else:
-        items = alternative.stream(request)
-        pull = lambda: asyncio.to_thread(next, items, _DONE)  # noqa: E731
+    """`_streamed` in an async call (a sync model's stream is read in a worker thread)."""
+    items = alternative.astream(request)
     try:
-        first = await pull()
+        first = await anext(items)
     except BaseException:
-        await _aclose(items)
+        await items.aclose()
         raise
     if not isinstance(first, Chunk):  # the response of a model that does not stream
-        await _aclose(items)
+        await items.aclose()
         return first
-    return _achunks(first, items, pull)
+    return _achunks(first, items)
 
 
 async def _achunks(
-    first: Chunk, items: Any, pull: Callable[[], Awaitable[Any]]
+    first: Chunk, items: AsyncGenerator[Chunk | ModelResponse, None]
 ) -> AsyncIterator[Chunk]:
     try:
         yield first.replace(raw=None)
-        while (item := await pull()) is not _DONE:
+        async for item in items:
             if isinstance(item, Chunk):
                 yield item.replace(raw=None)
     finally:
-        await _aclose(items)
-
-
-async def _aclose(items: Any) -> None:
-    if hasattr(items, "aclose"):
         await items.aclose()
-    elif not items.gi_running:  # a worker thread still pulling closes nothing; it ends soon
-        items.close()
 
 
 class Fallback(Middleware):
@@ -196,10 +180,8 @@ class Fallback(Middleware):
                         response = await aprimed(response)
                 elif request.stream:
                     response = await _astreamed(alternative, request)
-                elif alternative.is_async:
+                else:  # a sync model in an async call runs in a worker thread
                     response = await alternative.acall(request)
-                else:  # a sync model in an async call: off the event loop
-                    response = await asyncio.to_thread(alternative.call, request)
                 return self._answered(response, alternative)
             except BaseException as error:
                 self._failed(error, errors, alternative.label)
