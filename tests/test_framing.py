@@ -36,13 +36,15 @@ def tool_call(draw: st.DrawFn, n: int) -> list[hw.Chunk]:
 
 @st.composite
 def streams(draw: st.DrawFn) -> list[hw.Chunk]:
-    """Reasoning, text pieces, tool calls and a usage report, in the order models send them."""
+    """Reasoning, text pieces and tool calls in the order models send them, and perhaps a
+    usage report anywhere among them."""
     chunks = [hw.Chunk("reasoning", t) for t in draw(st.lists(texts, max_size=2))]
     chunks += [hw.Chunk("text", t) for t in draw(st.lists(texts, max_size=4))]
     for n in range(draw(st.integers(0, 2))):
         chunks += draw(tool_call(n))
-    if draw(st.booleans()):
-        chunks.append(hw.Chunk("usage", usage=hw.Usage(3, 4, 7)))
+    if draw(st.booleans()):  # a usage report, anywhere
+        at = draw(st.integers(0, len(chunks)))
+        chunks.insert(at, hw.Chunk("usage", usage=hw.Usage(3, 4, 7)))
     return chunks
 
 
@@ -102,6 +104,9 @@ def test_openai_responses_stream_helper(chunks: list[hw.Chunk]) -> None:
         if item.type == "function_call"
     ]
     assert found == calls
+    if any(c.kind == "usage" for c in chunks):
+        assert final.usage is not None
+        assert (final.usage.input_tokens, final.usage.output_tokens) == (3, 4)
 
 
 @law

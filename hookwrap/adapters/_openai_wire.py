@@ -876,20 +876,40 @@ class _ResponsesFramer(Framer):
     time, each closed with the `.done` events the API sends), `response.completed` last
     with the items delivered. The SDK's `responses.stream()` needs all that."""
 
-    __slots__ = ("given", "item", "items", "model", "numbers", "response", "text")
+    __slots__ = ("ending", "given", "item", "items", "model", "numbers", "response", "text")
 
     def __init__(self, model: Any) -> None:
         super().__init__()
         self.model = model if isinstance(model, str) else ""
         self.response: _J | None = None
+        # the terminal event a chunk made (its usage, its status), sent when the stream ends
+        self.ending: tuple[str, Mapping[str, Any]] = ("response.completed", {})
         self.item: _J | None = None  # the open output item
         self.given: Any = None  # the output index its events came with
         self.text: list[str] = []  # the open item's text (a message) or arguments
         self.items: list[_J] = []  # the items closed
         self.numbers = itertools.count()
 
+    def _start(self, out: list[Event]) -> _J:
+        """The response the stream opened with (`response.created`), sent now if it was not."""
+        if self.response is None:
+            start = _response_json(ModelResponse(model=self.model), [])
+            start.update(status="in_progress", completed_at=None, usage=None)
+            self.response = start
+            self._emit(out, "response.created", response=start)
+            self._emit(out, "response.in_progress", response=dict(start))
+        return self.response
+
     def _close(self, out: list[Event]) -> None:
-        self._one(Event("response.completed", {"type": "response.completed"}), out)
+        response = self._start(out)
+        self._close_item(out)
+        kind, given = self.ending
+        final: _J = {**response, **given}
+        final.update(id=response["id"], output=self.items)
+        if kind == "response.completed":
+            final.update(status="completed", completed_at=int(time.time()))
+        self._emit(out, kind, response=final)
+        self.closed = True
 
     def _emit(self, out: list[Event], kind: str, **fields: Any) -> None:
         data = {**fields, "type": kind, "sequence_number": next(self.numbers)}
@@ -899,16 +919,11 @@ class _ResponsesFramer(Framer):
         data: _J = dict(_obj(event.data) or {})
         kind = _str(data.pop("type", None)) or event.event or ""
         data.pop("sequence_number", None)
-        if self.response is None:
-            if kind == "response.created" and _obj(data.get("response")):
-                self.response = dict(cast("_J", data["response"]))
-                self._emit(out, kind, **data)
-                return
-            start = _response_json(ModelResponse(model=self.model), [])
-            start.update(status="in_progress", completed_at=None, usage=None)
-            self.response = start
-            self._emit(out, "response.created", response=start)
-            self._emit(out, "response.in_progress", response=dict(start))
+        if self.response is None and kind == "response.created" and _obj(data.get("response")):
+            self.response = dict(cast("_J", data["response"]))
+            self._emit(out, kind, **data)
+            return
+        self._start(out)
         index = data.get("output_index")
         if kind == "response.output_text.delta":
             self._hold(index, "message", out)
@@ -933,13 +948,7 @@ class _ResponsesFramer(Framer):
                 self.item.update((k, v) for k, v in (_obj(data.get("item")) or {}).items())
                 self._close_item(out)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
-            self._close_item(out)
-            final: _J = {**self.response, **(_obj(data.get("response")) or {})}
-            final.update(id=self.response["id"], output=self.items)
-            if kind == "response.completed":
-                final.update(status="completed", completed_at=int(time.time()))
-            self._emit(out, kind, response=final)
-            self.closed = True
+            self.ending = (kind, _obj(data.get("response")) or {})  # deltas may still come
         elif kind in _ITEM_PARTS:
             return  # an open item's own parts: `_close_item` sends them, with what was delivered
         elif kind not in ("response.created", "response.in_progress", "response.queued"):
