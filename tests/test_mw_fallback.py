@@ -224,15 +224,19 @@ def test_openai_falls_back_to_anthropic_and_the_caller_still_gets_an_openai_obje
     assert sent["max_tokens"] > 0
 
 
-def test_anthropic_async_falls_back_to_a_google_client() -> None:
-    anthropic = pytest.importorskip("anthropic")
+def anthropic_falling_back_to_gemini(reply: str) -> tuple[Any, FakeProvider]:
+    """An async Anthropic client whose model is down, and Gemini's provider behind it."""
     pytest.importorskip("google.genai")
-    primary, other = FakeProvider(["never"]), FakeProvider(["Bonjour."])
+    primary, other = FakeProvider(["never"]), FakeProvider([reply])
     primary.fail(503)
     gemini = other.genai(max_retries=0)
-    client = hw.wrap(
-        primary.anthropic(True, max_retries=0), use=[Fallback(models=[(gemini, "gemini-test")])]
-    )
+    fallback = Fallback(models=[(gemini, "gemini-test")])
+    return hw.wrap(primary.anthropic(True, max_retries=0), use=[fallback]), other
+
+
+def test_anthropic_async_falls_back_to_a_google_client() -> None:
+    anthropic = pytest.importorskip("anthropic")
+    client, other = anthropic_falling_back_to_gemini("Bonjour.")
 
     async def ask() -> Any:
         return await client.messages.create(model="claude-test", max_tokens=50, messages=USER)
@@ -288,13 +292,7 @@ def test_a_streamed_openai_call_falls_back_to_an_anthropic_stream_chunk_by_chunk
 
 def test_an_async_anthropic_stream_falls_back_to_a_google_stream() -> None:
     anthropic = pytest.importorskip("anthropic")
-    pytest.importorskip("google.genai")
-    primary, other = FakeProvider(["never"]), FakeProvider(["Bonjour tout le monde."])
-    primary.fail(503)
-    gemini = other.genai(max_retries=0)
-    client = hw.wrap(
-        primary.anthropic(True, max_retries=0), use=[Fallback(models=[(gemini, "gemini-test")])]
-    )
+    client, other = anthropic_falling_back_to_gemini("Bonjour tout le monde.")
 
     async def ask() -> list[Any]:
         stream = await client.messages.create(
