@@ -124,3 +124,32 @@ def test_openai_chat_stream_helper(chunks: list[hw.Chunk]) -> None:
     ]
     assert found == calls
     assert final.choices[0].finish_reason == ("tool_calls" if calls else "stop")
+
+
+@hw.on_chunk
+def only_text(chunk: hw.Chunk) -> Any:
+    """Keeps text and leaves out everything else, the API's opening and closing events too."""
+    return None if chunk.kind == "text" else hw.DROP
+
+
+@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+def test_a_stream_whose_opening_a_hook_left_out_is_framed_again(api: str) -> None:
+    pytest.importorskip("anthropic" if api == "messages" else "openai")
+    provider = FakeProvider(["hello there, world"], chunk_size=4)
+    if api == "messages":
+        client = hw.wrap(provider.anthropic(), use=[only_text])
+        with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+            pieces = list(stream.text_stream)
+            text = stream.get_final_text()
+    elif api == "responses":
+        client = hw.wrap(provider.openai(), use=[only_text])
+        with client.responses.stream(model="m", input="hi") as stream:
+            pieces = [e.delta for e in stream if e.type == "response.output_text.delta"]
+            text = stream.get_final_response().output_text
+    else:
+        client = hw.wrap(provider.openai(), use=[only_text])
+        with client.chat.completions.stream(model="m", messages=USER) as stream:
+            pieces = [e.delta for e in stream if e.type == "content.delta"]
+            text = stream.get_final_completion().choices[0].message.content or ""
+    assert "".join(pieces) == text == "hello there, world"
+    assert len(pieces) > 1

@@ -220,8 +220,7 @@ class _Outgoing:
     def __call__(self, batch: Sequence[Event]) -> Sequence[Event]:
         if not self.opened and batch:
             self.opened = True
-            first = batch[0]
-            if first.raw is None and not self.wire.opens(first):  # not from the API, unframed
+            if not self.wire.opens(batch[0]):  # hooks made it, or left out its opening
                 self.framer = self.wire.framer(self.body)
         if self.framer is not None:
             batch = self.framer.events(batch)

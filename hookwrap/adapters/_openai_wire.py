@@ -523,8 +523,11 @@ class ChatCompletionsWire(Wire):
     frames = True
 
     def opens(self, event: Event) -> bool:
-        """The API's first chunk names the role; a stream of new chunks does not (framing
+        """A chunk as it came from the API (some compatible servers name no role), or one
+        naming the role, as the API's first does; a stream of new chunks does not (framing
         a stream that had it anyway changes nothing the caller reads)."""
+        if event.raw is not None:
+            return True
         first = _obj(_first(_list((_obj(event.data) or {}).get("choices"))))
         return first is not None and "role" in (_obj(first.get("delta")) or {})
 
