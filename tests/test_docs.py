@@ -74,6 +74,10 @@ def test_docs_page_runs(page: str) -> None:
 # Pages whose printed lines are checked: the lines (in order, together) they must print,
 # or None for "what each `print(...)  # comment` on the page says".
 PRINTS: dict[str, list[str] | None] = {
+    "agent.md": [
+        "interrupted {'question': 'delete a.txt?'}\nfinished Result: a.txt deleted True\n"
+        "tool_result a.txt kept\nresult Result: a.txt kept\n"
+    ],
     "stores.md": ["{'city': 'Paris', 'temp': 21}", "cannot store 'weather:oslo'"],
     "middleware/call-limit.md": [
         "CallLimit: model_calls=3 reached",
