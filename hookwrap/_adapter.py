@@ -80,6 +80,9 @@ class Adapter:
         """The caller's form of a (possibly changed) response."""
         raise NotImplementedError
 
+    def dropped(self, chunk: Chunk, call: Call | None) -> None:
+        """A hook dropped `chunk` (`hw.DROP`): the caller never gets it."""
+
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         """The caller's form of a (possibly changed or new) chunk; `DROP` if it has none."""
         raise NotImplementedError

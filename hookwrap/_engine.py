@@ -423,6 +423,8 @@ class ModelEngine(_Shared):
                         native = adapter.native_chunk(item, call)
                         if native is not DROP:
                             yield native
+                else:
+                    adapter.dropped(chunk, call)
             usage = run(self._stream_end, ctx, request, received)
             if one_call:
                 run(self._end_sync, ctx, None, usage)
@@ -574,6 +576,8 @@ class ModelEngine(_Shared):
                         native = adapter.native_chunk(item, call)
                         if native is not DROP:
                             yield native
+                else:
+                    adapter.dropped(chunk, call)
             token = current_var.set(ctx)
             try:
                 usage = await self._astream_end(ctx, request, received)

@@ -153,3 +153,38 @@ def test_a_stream_whose_opening_a_hook_left_out_is_framed_again(api: str) -> Non
             text = stream.get_final_completion().choices[0].message.content or ""
     assert "".join(pieces) == text == "hello there, world"
     assert len(pieces) > 1
+
+
+@hw.on_chunk
+def no_custom(chunk: hw.Chunk) -> Any:
+    """Leaves out custom chunks: Anthropic's block starts and stops and `message_stop`."""
+    return hw.DROP if chunk.kind == "custom" else None
+
+
+@hw.on_chunk
+def no_usage(chunk: hw.Chunk) -> Any:
+    """Leaves out usage: Anthropic's `message_start`, the Responses `response.completed`."""
+    return hw.DROP if chunk.kind == "usage" else None
+
+
+@pytest.mark.parametrize("hook", [no_custom, no_usage], ids=["no custom", "no usage"])
+@pytest.mark.parametrize("api", ["messages", "responses"])
+def test_a_stream_a_hook_dropped_structural_events_from_is_framed_again(
+    api: str, hook: Any
+) -> None:
+    pytest.importorskip("anthropic" if api == "messages" else "openai")
+    provider = FakeProvider(["hello there, world"], chunk_size=4)
+    if api == "messages":
+        client = hw.wrap(provider.anthropic(), use=[hook])
+        with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+            pieces = list(stream.text_stream)
+            text = stream.get_final_text()
+    else:
+        client = hw.wrap(provider.openai(), use=[hook])
+        with client.responses.stream(model="m", input="hi") as stream:
+            pieces = [e.delta for e in stream if e.type == "response.output_text.delta"]
+            final = stream.get_final_response()
+            text = final.output_text
+        if hook is no_usage:
+            assert final.usage is None  # the dropped usage stays left out
+    assert "".join(pieces) == text == "hello there, world"

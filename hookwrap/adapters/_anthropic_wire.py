@@ -616,6 +616,7 @@ class MessagesWire(Wire):
 
     path = "/messages"
     frames = True
+    reframes = True
 
     def opens(self, event: Event) -> bool:
         return event.event == "message_start" or _map(event.data).get("type") == "message_start"

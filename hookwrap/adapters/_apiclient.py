@@ -40,7 +40,7 @@ _capture: ContextVar[bool] = ContextVar("hookwrap_capture", default=False)
 class Exchange:
     """One model call's native side: the client, its wire, and what came back."""
 
-    __slots__ = ("capture", "client", "http", "made", "template", "wire")
+    __slots__ = ("capture", "client", "dropped", "http", "made", "template", "wire")
 
     def __init__(self, client: Any, wire: Wire, capture: bool) -> None:
         self.client = client
@@ -49,6 +49,7 @@ class Exchange:
         self.http: Any = None
         self.template: Event | None = None
         self.made: Chunk | None = None  # the chunk last read from the wire
+        self.dropped = False  # whether a hook dropped one of the stream's chunks
 
 
 def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
@@ -118,13 +119,13 @@ def _byte_stream(module: Any, is_async: bool) -> type:
     if is_async:
 
         class AsyncEvents(module.AsyncByteStream):  # type: ignore[misc]
-            def __init__(self, source: Any, wire: Wire, body: Mapping[str, Any]) -> None:
+            def __init__(self, source: Any, ex: Exchange, body: Mapping[str, Any]) -> None:
                 self.source = source
-                self.wire = wire
+                self.ex = ex
                 self.body = body
 
             def batches(self) -> AsyncIterator[Sequence[Event]]:
-                return _abatches(self.source, self.wire, self.body)
+                return _abatches(self.source, self.ex, self.body)
 
             async def __aiter__(self) -> AsyncIterator[bytes]:
                 async for batch in self.batches():
@@ -137,13 +138,13 @@ def _byte_stream(module: Any, is_async: bool) -> type:
     else:
 
         class Events(module.SyncByteStream):  # type: ignore[misc]
-            def __init__(self, source: Any, wire: Wire, body: Mapping[str, Any]) -> None:
+            def __init__(self, source: Any, ex: Exchange, body: Mapping[str, Any]) -> None:
                 self.source = source
-                self.wire = wire
+                self.ex = ex
                 self.body = body
 
             def batches(self) -> Iterator[Sequence[Event]]:
-                return _batches(self.source, self.wire, self.body)
+                return _batches(self.source, self.ex, self.body)
 
             def __iter__(self) -> Iterator[bytes]:
                 for batch in self.batches():
@@ -162,20 +163,23 @@ def _byte_stream(module: Any, is_async: bool) -> type:
 
 
 def _batches(
-    source: Iterator[Event | list[Event]], wire: Wire, body: Mapping[str, Any]
+    source: Iterator[Event | list[Event]], ex: Exchange, body: Mapping[str, Any]
 ) -> Iterator[Sequence[Event]]:
     """The events to send on, as they come from the source (a changed chunk may stand for
     several). The SDKs stop reading at a stream's last event and close the response; so
     before that event is handed over, the source is run to its end, and the call ends as
     finished (`after_model`, `on_finish`) rather than closed by the consumer."""
-    is_last = wire.is_last
-    send = _Outgoing(wire, body)
-    as_is = False  # once the stream is known to go on unchanged, batches skip `send`
+    is_last = ex.wire.is_last
+    send = _Outgoing(ex, body)
+    sent = send.sent
+    as_is = False  # while the stream goes on unchanged, batches skip `send` (noted only)
     for item in source:
         batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
         if batch and is_last(batch[-1]):
             batch = [*batch, *(event for more in source for event in _each(more))]
-        if as_is:
+        if as_is and not ex.dropped:
+            if sent is not None:
+                sent.append(batch)
             yield batch
             continue
         yield send(batch)
@@ -185,16 +189,19 @@ def _batches(
 
 
 async def _abatches(
-    source: AsyncIterator[Event | list[Event]], wire: Wire, body: Mapping[str, Any]
+    source: AsyncIterator[Event | list[Event]], ex: Exchange, body: Mapping[str, Any]
 ) -> AsyncIterator[Sequence[Event]]:
-    is_last = wire.is_last
-    send = _Outgoing(wire, body)
+    is_last = ex.wire.is_last
+    send = _Outgoing(ex, body)
+    sent = send.sent
     as_is = False
     async for item in source:
         batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
         if batch and is_last(batch[-1]):
             batch = [*batch, *[event async for more in source for event in _each(more)]]
-        if as_is:
+        if as_is and not ex.dropped:
+            if sent is not None:
+                sent.append(batch)
             yield batch
             continue
         yield send(batch)
@@ -205,36 +212,53 @@ async def _abatches(
 
 class _Outgoing:
     """One stream's batches of events as they go on: restated where the API needs it, and
-    framed when the stream did not open as the API opens its streams (its chunks all made
-    by hooks, or none at all)."""
+    framed where the stream is not as the API frames its streams: when it did not open so
+    (its chunks all made by hooks, or its opening left out), or once a hook dropped one of
+    its chunks (the framer then first reads what went out before, sending nothing)."""
 
-    __slots__ = ("body", "framer", "opened", "restated", "wire")
+    __slots__ = ("body", "ex", "framer", "opened", "restated", "sent", "wire")
 
-    def __init__(self, wire: Wire, body: Mapping[str, Any]) -> None:
-        self.wire = wire
+    def __init__(self, ex: Exchange, body: Mapping[str, Any]) -> None:
+        self.ex = ex
+        self.wire = wire = ex.wire
         self.body = body
         self.restated = _restater(wire)
         self.framer: Framer | None = None
         self.opened = False
+        # what went out, for a framer that takes over after a drop (see `Wire.reframes`)
+        self.sent: list[Sequence[Event]] | None = [] if wire.reframes else None
 
     def __call__(self, batch: Sequence[Event]) -> Sequence[Event]:
-        if not self.opened and batch:
-            self.opened = True
-            if not self.wire.opens(batch[0]):  # hooks made it, or left out its opening
+        if self.framer is None:
+            if not self.opened:
+                if batch:
+                    self.opened = True
+                    if not self.wire.opens(batch[0]):  # hooks made it, or left out its opening
+                        self.framer = self.wire.framer(self.body)
+            elif self.ex.dropped and self.sent is not None:
                 self.framer = self.wire.framer(self.body)
+                for sent in self.sent:
+                    self.framer.events(sent)
+            if self.framer is None:
+                if self.sent is not None:
+                    self.sent.append(batch)
+            else:
+                self.sent = None
         if self.framer is not None:
             batch = self.framer.events(batch)
         restated = self.restated
         return batch if restated is None else [restated(event) for event in batch]
 
     def as_is(self) -> bool:
-        """Whether every later batch goes on unchanged (opened by the API, not restated)."""
+        """Whether the batches go on unchanged for now (opened by the API, not restated)."""
         return self.opened and self.framer is None and self.restated is None
 
     def end(self) -> Sequence[Event]:
         """The closing events a framed stream has not sent yet."""
         if not self.opened and self.wire.frames:
             self.framer = self.wire.framer(self.body)
+        elif self.framer is None and self.ex.dropped and self.sent is not None:
+            self([])  # a chunk was dropped after the last batch: frame the ending
         if self.framer is None:
             return ()
         batch = self.framer.end()
@@ -426,6 +450,10 @@ class ApiClientAdapter(Adapter):
         finally:
             await http.aclose()
 
+    def dropped(self, chunk: Chunk, call: Call | None) -> None:
+        assert call is not None
+        call.args[2].dropped = True
+
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         assert call is not None
         ex: Exchange = call.args[2]
@@ -485,9 +513,7 @@ class ApiClientAdapter(Adapter):
         if self.is_async and not hasattr(source, "__anext__"):
             source = _async_of(source)
         module = _http_module(call.args[2].client)
-        stream = _byte_stream(module, self.is_async)(
-            source, call.args[2].wire, call.args[1].json_data
-        )
+        stream = _byte_stream(module, self.is_async)(source, call.args[2], call.args[1].json_data)
         return self._http(call, stream=stream)
 
     def _http(self, call: Call, **body: Any) -> Any:

@@ -1037,6 +1037,7 @@ class ResponsesWire(Wire):
     __slots__ = ()
     path = "/responses"
     frames = True
+    reframes = True
     restates = True
 
     def opens(self, event: Event) -> bool:

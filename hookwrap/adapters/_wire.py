@@ -232,6 +232,9 @@ class Wire:
 
     #: whether this API's streams open and close with events of their own (see `opens`)
     frames: bool = False
+    #: whether a stream is framed once a hook dropped one of its chunks: where the API's
+    #: events open and close blocks or items, a dropped one leaves the stream malformed
+    reframes: bool = False
 
     def opens(self, event: Event) -> bool:
         """Whether a stream whose first event is `event` came framed as the API frames it.
