@@ -132,29 +132,6 @@ def only_text(chunk: hw.Chunk) -> Any:
     return None if chunk.kind == "text" else hw.DROP
 
 
-@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
-def test_a_stream_whose_opening_a_hook_left_out_is_framed_again(api: str) -> None:
-    pytest.importorskip("anthropic" if api == "messages" else "openai")
-    provider = FakeProvider(["hello there, world"], chunk_size=4)
-    if api == "messages":
-        client = hw.wrap(provider.anthropic(), use=[only_text])
-        with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
-            pieces = list(stream.text_stream)
-            text = stream.get_final_text()
-    elif api == "responses":
-        client = hw.wrap(provider.openai(), use=[only_text])
-        with client.responses.stream(model="m", input="hi") as stream:
-            pieces = [e.delta for e in stream if e.type == "response.output_text.delta"]
-            text = stream.get_final_response().output_text
-    else:
-        client = hw.wrap(provider.openai(), use=[only_text])
-        with client.chat.completions.stream(model="m", messages=USER) as stream:
-            pieces = [e.delta for e in stream if e.type == "content.delta"]
-            text = stream.get_final_completion().choices[0].message.content or ""
-    assert "".join(pieces) == text == "hello there, world"
-    assert len(pieces) > 1
-
-
 @hw.on_chunk
 def no_custom(chunk: hw.Chunk) -> Any:
     """Leaves out custom chunks: Anthropic's block starts and stops and `message_stop`."""
@@ -167,24 +144,42 @@ def no_usage(chunk: hw.Chunk) -> Any:
     return hw.DROP if chunk.kind == "usage" else None
 
 
-@pytest.mark.parametrize("hook", [no_custom, no_usage], ids=["no custom", "no usage"])
-@pytest.mark.parametrize("api", ["messages", "responses"])
-def test_a_stream_a_hook_dropped_structural_events_from_is_framed_again(
-    api: str, hook: Any
-) -> None:
+def helper_read(api: str, hook: Any) -> tuple[list[str], str, Any]:
+    """A native stream of "hello there, world" through `hook`, read by the SDK's helper:
+    the text pieces, the final text, and the final answer."""
     pytest.importorskip("anthropic" if api == "messages" else "openai")
     provider = FakeProvider(["hello there, world"], chunk_size=4)
     if api == "messages":
         client = hw.wrap(provider.anthropic(), use=[hook])
         with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
             pieces = list(stream.text_stream)
-            text = stream.get_final_text()
-    else:
-        client = hw.wrap(provider.openai(), use=[hook])
+            final = stream.get_final_message()
+            return pieces, stream.get_final_text(), final
+    client = hw.wrap(provider.openai(), use=[hook])
+    if api == "responses":
         with client.responses.stream(model="m", input="hi") as stream:
             pieces = [e.delta for e in stream if e.type == "response.output_text.delta"]
             final = stream.get_final_response()
-            text = final.output_text
-        if hook is no_usage:
-            assert final.usage is None  # the dropped usage stays left out
+            return pieces, final.output_text, final
+    with client.chat.completions.stream(model="m", messages=USER) as stream:
+        pieces = [e.delta for e in stream if e.type == "content.delta"]
+        final = stream.get_final_completion()
+        return pieces, final.choices[0].message.content or "", final
+
+
+@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+def test_a_stream_whose_opening_a_hook_left_out_is_framed_again(api: str) -> None:
+    pieces, text, _ = helper_read(api, only_text)
     assert "".join(pieces) == text == "hello there, world"
+    assert len(pieces) > 1
+
+
+@pytest.mark.parametrize("hook", [no_custom, no_usage], ids=["no custom", "no usage"])
+@pytest.mark.parametrize("api", ["messages", "responses"])
+def test_a_stream_a_hook_dropped_structural_events_from_is_framed_again(
+    api: str, hook: Any
+) -> None:
+    pieces, text, final = helper_read(api, hook)
+    assert "".join(pieces) == text == "hello there, world"
+    if api == "responses" and hook is no_usage:
+        assert final.usage is None  # the dropped usage stays left out
