@@ -175,6 +175,21 @@ JSON_VALUES = [
 ]
 
 
+def assert_refused_when_closed(store: Store, name: str) -> None:
+    """Every method of a closed `store` raises a ValueError naming it as closed."""
+    calls: list[Callable[[], object]] = [
+        lambda: store.get("k"),
+        lambda: store.set("k", 2),
+        lambda: store.delete("k"),
+        lambda: asyncio.run(store.aget("k")),
+        lambda: asyncio.run(store.aset("k", 2)),
+        lambda: asyncio.run(store.adelete("k")),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=rf"{name}\(.*closed\) cannot be used"):
+            call()
+
+
 class StoreContract:
     """What every `hookwrap.stores` store does. A subclass named `Test...` provides the
     fixtures `store` (a fresh, empty store) and `advance` (moves that store's clock on)."""

@@ -16,12 +16,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_stores import Advance, StoreContract
+from test_stores import Advance, StoreContract, assert_refused_when_closed
 
 import hookwrap as hw
 from hookwrap.middleware._toolcache import ToolCache
@@ -239,17 +239,7 @@ def test_close_ends_the_store(redis_url: str, raw: Any) -> None:
         pass
     store.close()
     assert repr(store) == f"RedisStore({redis_url!r}, prefix='p:', closed)"
-    calls: list[Callable[[], object]] = [
-        lambda: store.get("k"),
-        lambda: store.set("k", 2),
-        lambda: store.delete("k"),
-        lambda: asyncio.run(store.aget("k")),
-        lambda: asyncio.run(store.aset("k", 2)),
-        lambda: asyncio.run(store.adelete("k")),
-    ]
-    for call in calls:
-        with pytest.raises(ValueError, match=r"RedisStore\(.*closed\) cannot be used"):
-            call()
+    assert_refused_when_closed(store, "RedisStore")
     assert raw.get("p:k") == "[1]"
 
 

@@ -9,13 +9,13 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_stores import Advance, Clock, StoreContract
+from test_stores import Advance, Clock, StoreContract, assert_refused_when_closed
 
 import hookwrap as hw
 import hookwrap.stores._memory as memory
@@ -226,17 +226,7 @@ def test_close_ends_the_store_and_keeps_the_data(path: Path) -> None:
     store.close()
     store.close()
     assert repr(store) == f"SQLiteStore({str(path)!r}, closed)"
-    calls: list[Callable[[], object]] = [
-        lambda: store.get("k"),
-        lambda: store.set("k", 2),
-        lambda: store.delete("k"),
-        lambda: asyncio.run(store.aget("k")),
-        lambda: asyncio.run(store.aset("k", 2)),
-        lambda: asyncio.run(store.adelete("k")),
-    ]
-    for call in calls:
-        with pytest.raises(ValueError, match=r"SQLiteStore\(.*closed\) cannot be used"):
-            call()
+    assert_refused_when_closed(store, "SQLiteStore")
     with SQLiteStore(path) as again:
         assert again.get("k") == [1]
 
