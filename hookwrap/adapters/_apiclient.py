@@ -230,35 +230,40 @@ class _Outgoing:
 
     def __call__(self, batch: Sequence[Event]) -> Sequence[Event]:
         if self.framer is None:
-            if not self.opened:
-                if batch:
-                    self.opened = True
-                    if not self.wire.opens(batch[0]):  # hooks made it, or left out its opening
-                        self.framer = self.wire.framer(self.body)
-            elif self.ex.dropped and self.sent is not None:
-                self.framer = self.wire.framer(self.body)
-                for sent in self.sent:
-                    self.framer.events(sent)
-            if self.framer is None:
-                if self.sent is not None:
-                    self.sent.append(batch)
-            else:
-                self.sent = None
+            self.framer = self._framer_from(batch)
         if self.framer is not None:
             batch = self.framer.events(batch)
+        elif self.sent is not None:
+            self.sent.append(batch)
         restated = self.restated
         return batch if restated is None else [restated(event) for event in batch]
+
+    def _framer_from(self, batch: Sequence[Event]) -> Framer | None:
+        """The framer the stream needs from `batch` on, or None while it needs none."""
+        if not self.opened:
+            if not batch:
+                return None
+            self.opened = True
+            # hooks made the stream, or left out its opening
+            return None if self.wire.opens(batch[0]) else self.wire.framer(self.body)
+        if not self.ex.dropped or self.sent is None:
+            return None
+        framer = self.wire.framer(self.body)
+        for sent in self.sent:  # what went out before: read, not sent again
+            framer.events(sent)
+        self.sent = None
+        return framer
 
     def as_is(self) -> bool:
         """Whether the batches go on unchanged for now (opened by the API, not restated)."""
         return self.opened and self.framer is None and self.restated is None
 
     def end(self) -> Sequence[Event]:
-        """The closing events a framed stream has not sent yet."""
-        if not self.opened and self.wire.frames:
-            self.framer = self.wire.framer(self.body)
-        elif self.framer is None and self.ex.dropped and self.sent is not None:
-            self([])  # a chunk was dropped after the last batch: frame the ending
+        """The closing events a framed stream has not sent yet (an empty stream, or one a
+        hook dropped a chunk from after its last batch, is framed now)."""
+        if self.framer is None:
+            empty = not self.opened and self.wire.frames
+            self.framer = self.wire.framer(self.body) if empty else self._framer_from(())
         if self.framer is None:
             return ()
         batch = self.framer.end()
