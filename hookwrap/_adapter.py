@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from ._types import Chunk, ModelRequest, ModelResponse
 
@@ -56,6 +56,10 @@ class Adapter:
     """
 
     __slots__ = ()
+
+    # whether `chunks`/`achunks` note each chunk they yield as `call.seen` themselves (else
+    # the engine notes them, one generator more, when a wrap hook may rebuild chunks)
+    notes_chunks: ClassVar[bool] = False
 
     def request(self, call: Call) -> ModelRequest:
         """The neutral view of a call; must set `raw=call` and `call.request`."""

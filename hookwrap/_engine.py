@@ -13,7 +13,14 @@ import itertools
 import operator
 import time
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+)
 from typing import Any
 
 from ._adapter import Adapter, Call, is_stream
@@ -49,13 +56,15 @@ from ._stages import (
 from ._types import (
     DROP,
     Chunk,
-    Message,
     ModelRequest,
     ModelResponse,
     Skip,
     ToolCall,
     ToolOutcome,
     Usage,
+    new_full_message,
+    new_response,
+    new_usage,
 )
 
 __all__ = ["ModelEngine", "ToolEngine", "check_shape"]
@@ -112,6 +121,12 @@ def check_shape(chain: Chain, kinds: tuple[str, ...], is_async: bool, what: str)
 _INPUT = operator.attrgetter("input_tokens")
 _OUTPUT = operator.attrgetter("output_tokens")
 _TOTAL = operator.attrgetter("total_tokens")
+_KIND = operator.attrgetter("kind")
+_TEXT = operator.attrgetter("text")
+_USAGE = operator.attrgetter("usage")
+_FINISH = operator.attrgetter("finish_reason")
+_IS_TEXT = "text".__eq__
+_TOOL_KINDS = frozenset({"tool_call_start", "tool_call_args"})
 
 
 def _usage_of(found: list[Usage]) -> Usage | None:
@@ -121,37 +136,44 @@ def _usage_of(found: list[Usage]) -> Usage | None:
     inp = max(map(_INPUT, found))
     out = max(map(_OUTPUT, found))
     total = max(max(map(_TOTAL, found)), inp + out)
-    return Usage(inp, out, total)
+    made: Usage = new_usage(inp, out, total)
+    return made
 
 
 def assemble(chunks: list[Chunk], model: str | None = None) -> ModelResponse:
-    """The response the caller received, rebuilt from the chunks delivered."""
-    text: list[str] = []
-    usages: list[Usage] = []
+    """The response the caller received, rebuilt from the chunks delivered.
+
+    It runs at the end of every stream with `after_model` or `on_usage` hooks, so the
+    chunks are read by mapping attribute getters over them (in C), not one by one;
+    only tool call chunks are walked."""
+    kinds = list(map(_KIND, chunks))
+    text = "".join(itertools.compress(map(_TEXT, chunks), map(_IS_TEXT, kinds)))
+    # providers also put usage and the finish reason on text chunks (Gemini does)
+    usages: list[Usage] = list(filter(None, map(_USAGE, chunks)))
+    finishes: list[str] = list(filter(None, map(_FINISH, chunks)))
+    tool_calls: tuple[ToolCall, ...] = ()
+    if not _TOOL_KINDS.isdisjoint(kinds):
+        tool_calls = _tool_calls(c for c in chunks if c.kind in _TOOL_KINDS)
+    message = new_full_message("assistant", text, tool_calls, None, None)
+    made: ModelResponse = new_response(
+        message, _usage_of(usages), finishes[-1] if finishes else None, model, None
+    )
+    return made
+
+
+def _tool_calls(chunks: Iterable[Chunk]) -> tuple[ToolCall, ...]:
+    """The whole tool calls streamed as `tool_call_start` and `tool_call_args` chunks."""
     calls: dict[str, list[Any]] = {}
-    finish: str | None = None
     for c in chunks:
-        kind = c.kind
-        if kind == "text":
-            text.append(c.text)
-        # providers also put usage and the finish reason on text chunks (Gemini does)
-        if c.usage is not None:
-            usages.append(c.usage)
-        if c.finish_reason:
-            finish = c.finish_reason
-        if kind in ("tool_call_start", "tool_call_args"):
-            key = c.tool_call_id or (list(calls)[-1] if calls else "")
-            entry = calls.setdefault(key, [c.tool_name or "", []])
-            if c.tool_name and not entry[0]:
-                entry[0] = c.tool_name
-            if c.text:  # a start may carry the first fragment, or (Gemini) all of them
-                entry[1].append(c.text)
-    tool_calls = tuple(
+        key = c.tool_call_id or (list(calls)[-1] if calls else "")
+        entry = calls.setdefault(key, [c.tool_name or "", []])
+        if c.tool_name and not entry[0]:
+            entry[0] = c.tool_name
+        if c.text:  # a start may carry the first fragment, or (Gemini) all of them
+            entry[1].append(c.text)
+    return tuple(
         tool_call_from({"id": key, "name": name, "arguments": "".join(parts)})
         for key, (name, parts) in calls.items()
-    )
-    return ModelResponse(
-        Message("assistant", "".join(text), tool_calls), _usage_of(usages), finish, model
     )
 
 
@@ -251,7 +273,7 @@ class ModelEngine(_Shared):
                 chunks = adapter.chunks(native, call)
                 _opened(call, chunks)
                 _opened(call, native)  # closing a generator never started skips its finally
-                if not self.raw_direct and isinstance(call, Call):
+                if not (self.raw_direct or adapter.notes_chunks) and isinstance(call, Call):
                     return _recorded(chunks, call)
                 return chunks
             return adapter.response(native, call)
@@ -270,7 +292,7 @@ class ModelEngine(_Shared):
                 chunks = adapter.achunks(native, call)
                 _opened(call, chunks)
                 _opened(call, native)
-                if not self.raw_direct and isinstance(call, Call):
+                if not (self.raw_direct or adapter.notes_chunks) and isinstance(call, Call):
                     return _arecorded(chunks, call)
                 return chunks
             return adapter.response(native, call)

@@ -44,7 +44,8 @@ def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
     """A fast constructor of a frozen class taking `names` positionally.
 
     It skips converters and validators (for values hookwrap builds per call or per chunk,
-    already of the right types) and sets every other field to its default. A frozen class
+    already of the right types). Every other field takes its default, or a value given by
+    keyword (one whose default is a factory always takes a new default). A frozen class
     refuses plain attribute stores, and its descriptors' `__set__` costs a call per field,
     so the fields are stored on a twin with the same slots, which then becomes `cls`.
     """
@@ -52,6 +53,7 @@ def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
     twin = type(f"_{cls.__name__}Builder", cls.__bases__, {"__slots__": [f.name for f in fields]})
     namespace: dict[str, Any] = {"_new": object.__new__, "_twin": twin, "_cls": cls}
     body: list[str] = []
+    keywords: list[str] = []  # the other fields with a plain default may be given by name
     for field in fields:
         name = field.name
         if name in names:
@@ -61,10 +63,12 @@ def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
             value = f"_make_{name}()"
         else:
             namespace[f"_default_{name}"] = field.default
-            value = f"_default_{name}"
+            value = name
+            keywords.append(f"{name}=_default_{name}")
         body.append(f"    obj.{name} = {value}\n")
+    params = ", ".join([*names, *(["*", *keywords] if keywords else [])])
     source = (
-        f"def make({', '.join(names)}):\n    obj = _new(_twin)\n{''.join(body)}"
+        f"def make({params}):\n    obj = _new(_twin)\n{''.join(body)}"
         "    obj.__class__ = _cls\n    return obj\n"
     )
     exec(compile(source, f"<hookwrap maker {cls.__name__}>", "exec"), namespace)

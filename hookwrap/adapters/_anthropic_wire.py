@@ -7,6 +7,7 @@ blocks, documents, server tools, `is_error`) reaches the API as the caller wrote
 
 from __future__ import annotations
 
+import itertools
 import json
 import uuid
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -71,12 +72,15 @@ _GIVEN: dict[type, bool] = dict.fromkeys((str, int, float, bool, dict, list, typ
 
 
 def _options(body: Mapping[str, Any]) -> dict[str, Any]:
-    given = _GIVEN
-    return {
-        k: v
-        for k, v in body.items()
-        if k not in _MODELED and ((g := given.get(v.__class__)) or (g is None and _given(v)))
-    }
+    """The body's parameters hookwrap does not model, placeholders left out. The SDK's body
+    holds every parameter, most of them placeholders, so it is filtered in C: by class."""
+    keep: list[bool | None] = list(map(_GIVEN.get, map(type, body.values())))
+    if None in keep:  # a class not seen before
+        keep = list(map(_given, body.values()))
+    options = dict(itertools.compress(body.items(), keep))
+    for key in _MODELED.intersection(options):
+        del options[key]
+    return options
 
 
 def _int(value: Any) -> int:
@@ -771,15 +775,18 @@ class MessagesWire(Wire):
         elif kind == "message_start":
             usage = _usage(_map(data.get("message")).get("usage"))
             if usage is not None:
-                return Chunk("usage", usage=usage, raw=event)
+                made = new_chunk("usage", "", usage=usage, raw=event)
+                return made
         elif kind == "message_delta":
             reason = _map(data.get("delta")).get("stop_reason")
-            return Chunk(
+            made = new_chunk(
                 "finish",
+                "",
                 usage=_usage(data.get("usage")) or Usage(),
                 finish_reason=reason if isinstance(reason, str) else None,
                 raw=event,
             )
+            return made
         made = _custom_chunk("custom", f"anthropic.{kind}", event.data, event)
         return made
 

@@ -40,7 +40,7 @@ _capture: ContextVar[bool] = ContextVar("hookwrap_capture", default=False)
 class Exchange:
     """One model call's native side: the client, its wire, and what came back."""
 
-    __slots__ = ("capture", "client", "dropped", "http", "made", "template", "wire")
+    __slots__ = ("capture", "client", "dropped", "http", "template", "wire")
 
     def __init__(self, client: Any, wire: Wire, capture: bool) -> None:
         self.client = client
@@ -48,7 +48,6 @@ class Exchange:
         self.capture = capture  # an outer layer wants the HTTP response, not SDK objects
         self.http: Any = None
         self.template: Event | None = None
-        self.made: Chunk | None = None  # the chunk last read from the wire
         self.dropped = False  # whether a hook dropped one of the stream's chunks
 
 
@@ -294,11 +293,14 @@ class Decoded:
 
     def __init__(self, event: Event) -> None:
         self.event = event.event
-        self.data = event.payload()
+        text = event.text  # `event.payload()` without a call for an event as it came
+        self.data = event.payload() if text is None else text
         self._value = event.data
 
     def json(self) -> Any:
         value = self._value
+        if value.__class__ is dict:
+            return value
         return json.loads(self.data) if value is None or isinstance(value, str) else value
 
     def __repr__(self) -> str:
@@ -349,6 +351,7 @@ class ApiClientAdapter(Adapter):
     """Neutral views of a client call's JSON; the way back is the SDK's own parsing."""
 
     __slots__ = ("is_async",)
+    notes_chunks = True
 
     def __init__(self, is_async: bool) -> None:
         self.is_async = is_async
@@ -423,12 +426,12 @@ class ApiClientAdapter(Adapter):
                 for event in feed(data):
                     if ex.template is None:
                         ex.template = event
-                    chunk = ex.made = chunk_of(event)
+                    chunk = call.seen = chunk_of(event)
                     yield chunk
             for event in decoder.flush():
                 if ex.template is None:
                     ex.template = event
-                chunk = ex.made = chunk_of(event)
+                chunk = call.seen = chunk_of(event)
                 yield chunk
         finally:
             http.close()
@@ -445,12 +448,12 @@ class ApiClientAdapter(Adapter):
                 for event in feed(data):
                     if ex.template is None:
                         ex.template = event
-                    chunk = ex.made = chunk_of(event)
+                    chunk = call.seen = chunk_of(event)
                     yield chunk
             for event in decoder.flush():
                 if ex.template is None:
                     ex.template = event
-                chunk = ex.made = chunk_of(event)
+                chunk = call.seen = chunk_of(event)
                 yield chunk
         finally:
             await http.aclose()
@@ -463,7 +466,7 @@ class ApiClientAdapter(Adapter):
         assert call is not None
         ex: Exchange = call.args[2]
         raw = chunk.raw
-        if chunk is ex.made or (raw.__class__ is Event and ex.wire.chunk(raw) == chunk):
+        if chunk is call.seen or (raw.__class__ is Event and ex.wire.chunk(raw) == chunk):
             return raw  # unchanged: its bytes go on as they came
         events = ex.wire.write_chunk(chunk, ex.template)
         return events or DROP

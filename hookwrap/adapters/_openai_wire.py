@@ -609,7 +609,8 @@ class ChatCompletionsWire(Wire):
         choice = _first(choices) or {}
         if not choices or "error" in data or choice.get("index", 0) != 0:
             if usage is not None and not choices:
-                return Chunk("usage", usage=usage, raw=event)
+                made = new_chunk("usage", "", usage=usage, raw=event)
+                return made
             name = "error" if "error" in data else "choice" if choices else "chunk"
             return Chunk("custom", name=f"openai.chat.{name}", value=data, raw=event)
         delta = _obj(choice.get("delta")) or {}
@@ -629,9 +630,11 @@ class ChatCompletionsWire(Wire):
             if delta.get(key) and isinstance(delta[key], str):
                 return Chunk("reasoning", delta[key], None, None, usage, finish, raw=event)
         if finish is not None:
-            return Chunk("finish", usage=usage, finish_reason=finish, raw=event)
+            made = new_chunk("finish", "", usage=usage, finish_reason=finish, raw=event)
+            return made
         if usage is not None:
-            return Chunk("usage", usage=usage, raw=event)
+            made = new_chunk("usage", "", usage=usage, raw=event)
+            return made
         name = "role" if delta.get("role") else "refusal" if delta.get("refusal") else "chunk"
         return Chunk("custom", name=f"openai.chat.{name}", value=data, raw=event)
 
@@ -1196,7 +1199,8 @@ class ResponsesWire(Wire):
             usage = _usage_in(resp, *_RESP_USAGE)
             status = _opt(resp.get("status")) or kind.rpartition(".")[2]
             end: ChunkKind = "usage" if usage else "finish"
-            return Chunk(end, usage=usage, finish_reason=status, raw=event)
+            made = new_chunk(end, "", usage=usage, finish_reason=status, raw=event)
+            return made
         return Chunk("custom", name=f"openai.responses.{kind}", value=data, raw=event)
 
     def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:

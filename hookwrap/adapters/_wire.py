@@ -108,10 +108,14 @@ class SSEDecoder:
 
 def _payload(payload: str) -> Any:
     """An event's data: JSON when it parses as JSON, else the text itself (None if empty)."""
-    if payload[:1] in _JSON_STARTS:
-        value = _json_whole(payload)
-        if value is not _NOT_JSON:
-            return value
+    if payload[:1] in _JSON_STARTS:  # `_json_whole`, inline: this runs for every event
+        try:
+            value, end = _scan(payload, 0)
+        except (StopIteration, ValueError):
+            pass
+        else:
+            if end == len(payload):
+                return value
     if not payload:
         return None
     try:

@@ -61,11 +61,10 @@ class _Sent(Event):
 class _Exchange:
     """One model call's native side, beside the SDK's own arguments in `Call.args`."""
 
-    __slots__ = ("headers", "made", "path", "template")
+    __slots__ = ("headers", "path", "template")
 
     def __init__(self, path: str) -> None:
         self.path = path
-        self.made: Chunk | None = None  # the chunk last read from the stream
         self.template: Event | None = None  # the stream's first object (model, response id)
         self.headers: dict[str, str] = {}  # the headers of the HTTP response, for new ones
 
@@ -98,6 +97,7 @@ class GeminiAdapter(Adapter):
     """
 
     __slots__ = ("http_cls", "is_async")
+    notes_chunks = True
 
     def __init__(self, is_async: bool, http_cls: Callable[..., Any] | None = None) -> None:
         if http_cls is None:
@@ -152,7 +152,7 @@ class GeminiAdapter(Adapter):
             for http in native:
                 if stream is None:  # the SDK's generator holds it once started
                     stream = _stream_of(native)
-                made = ex.made = chunk(self._seen(http, ex))
+                made = call.seen = chunk(self._seen(http, ex))
                 yield made
         finally:
             native.close()
@@ -168,7 +168,7 @@ class GeminiAdapter(Adapter):
             async for http in native:
                 if stream is None:  # the SDK's generator holds it once started
                     stream = _stream_of(native)
-                made = ex.made = chunk(self._seen(http, ex))
+                made = call.seen = chunk(self._seen(http, ex))
                 yield made
         finally:
             await native.aclose()
@@ -180,7 +180,7 @@ class GeminiAdapter(Adapter):
         assert call is not None
         raw = chunk.raw
         ex: _Exchange = call.args[4]
-        if chunk is ex.made or (isinstance(raw, Event) and _WIRE.chunk(raw) == chunk):
+        if chunk is call.seen or (isinstance(raw, Event) and _WIRE.chunk(raw) == chunk):
             return raw  # unchanged (the very chunk read, or one equal to it)
         return _WIRE.write_chunk(chunk, ex.template) or DROP
 
