@@ -365,7 +365,9 @@ class ModelEngine(_Shared):
             ctx.phase = "after_model"
             usage = response.usage
             if usage is not None:
-                self._count(ctx, usage)
+                run = ctx._run  # pyright: ignore[reportPrivateUsage]
+                if run is not None:  # a one-call run with no terminal hooks counts nothing
+                    _count(run, usage)
                 if self.usage:
                     call_all(self.usage, (usage,), ctx)
             if self.after:
@@ -389,12 +391,6 @@ class ModelEngine(_Shared):
             current_var.reset(token)
             if stream is None and call is not None:  # a stream lets go of it when it ends
                 call.release()
-
-    def _count(self, ctx: RunContext[Any], usage: Usage) -> None:
-        run = ctx._run  # pyright: ignore[reportPrivateUsage]
-        if run is not None:
-            with run.lock:
-                run.usage = run.usage + usage
 
     def _stream(
         self,
@@ -480,7 +476,9 @@ class ModelEngine(_Shared):
         response = assemble(received, request.model)
         usage = response.usage
         if usage is not None:
-            self._count(ctx, usage)
+            run = ctx._run  # pyright: ignore[reportPrivateUsage]
+            if run is not None:  # a one-call run with no terminal hooks counts nothing
+                _count(run, usage)
             if self.usage:
                 call_all(self.usage, (usage,), ctx)
         if self.after:
@@ -526,7 +524,9 @@ class ModelEngine(_Shared):
             ctx.phase = "after_model"
             usage = response.usage
             if usage is not None:
-                self._count(ctx, usage)
+                run = ctx._run  # pyright: ignore[reportPrivateUsage]
+                if run is not None:  # a one-call run with no terminal hooks counts nothing
+                    _count(run, usage)
                 if self.usage:
                     await call_all_async(self.usage, (usage,), ctx)
             if self.after:
@@ -637,7 +637,9 @@ class ModelEngine(_Shared):
         response = assemble(received, request.model)
         usage = response.usage
         if usage is not None:
-            self._count(ctx, usage)
+            run = ctx._run  # pyright: ignore[reportPrivateUsage]
+            if run is not None:  # a one-call run with no terminal hooks counts nothing
+                _count(run, usage)
             if self.usage:
                 await call_all_async(self.usage, (usage,), ctx)
         if self.after:
@@ -654,6 +656,11 @@ class ModelEngine(_Shared):
                 yield item
         finally:
             await stream.aclose()
+
+
+def _count(run: RunState, usage: Usage) -> None:
+    with run.lock:
+        run.usage = run.usage + usage
 
 
 def _cancel(exc: BaseException, reason: str = "cancelled") -> BaseException:

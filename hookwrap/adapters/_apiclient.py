@@ -367,6 +367,7 @@ class ApiClientAdapter(Adapter):
         return request
 
     def _send_options(self, request: ModelRequest, call: Call) -> Any:
+        """The request options to send: the SDK's own, or a copy with the changes in."""
         options = call.args[1]
         if request is call.request:
             return options
@@ -379,7 +380,10 @@ class ApiClientAdapter(Adapter):
         call: Call = request.raw
         if self.is_async:
             return self._ainvoke(request, call)
-        options = self._send_options(request, call)
+        if request is call.request:  # unchanged (`_send_options`, without a call)
+            options = call.args[1]
+        else:
+            options = self._send_options(request, call)
         token = _capture.set(True)
         try:
             http = call.fn(call.args[0], options, **call.kwargs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import itertools
 import json
+import operator
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -43,6 +44,7 @@ _J = dict[str, Any]
 Role = Literal["system", "user", "assistant", "tool"]
 _Group = tuple[Message, list[Any]]  # a neutral message and the native items it was read from
 _Render = Callable[[Message, list[Any]], list[Any]]
+_MESSAGE = operator.itemgetter(0)  # of a group
 
 
 # -- small readers ------------------------------------------------------------------------------
@@ -67,6 +69,9 @@ def _opt(value: Any) -> str | None:
 
 
 def _int(value: Any) -> int:
+    if value.__class__ is int:  # what JSON gives (not a bool), without a call
+        found: int = value
+        return found
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -106,8 +111,8 @@ def _usage_in(data: Mapping[str, Any], inp: str, out: str) -> Usage | None:
     usage = _obj(data.get("usage"))
     if usage is None:
         return None
-    i, o = _int(usage.get(inp)), _int(usage.get(out))
-    made: Usage = new_usage(i, o, _int(usage.get("total_tokens")) or i + o)
+    i, o, total = map(_int, map(usage.get, (inp, out, "total_tokens")))
+    made: Usage = new_usage(i, o, total or i + o)
     return made
 
 
@@ -389,7 +394,9 @@ def _chat_message(item: Any) -> Message | None:
     role = _CHAT_ROLES.get(data.get("role")) if data is not None else None
     if data is None or role is None:
         return None
-    content = _content_in(data.get("content"))
+    content = data.get("content")
+    if content.__class__ is not str or not content:
+        content = _content_in(content)
     if not data.get("tool_calls") and data.get("tool_call_id") is None and data.get("name") is None:
         made: Message = new_message(role, content)  # the usual message: role and content
         return made
@@ -536,9 +543,10 @@ class ChatCompletionsWire(Wire):
 
     def _read(self, body: Mapping[str, Any]) -> tuple[ModelRequest, list[_Group], list[Any]]:
         groups, head = _groups(body.get("messages"), _chat_message)
-        tools = (s for t in _list(body.get("tools")) if (s := _chat_tool(t)) is not None)
+        given = body.get("tools")
+        tools = (s for t in _list(given) if (s := _chat_tool(t)) is not None) if given else ()
         request: ModelRequest = new_request(
-            tuple(m for m, _ in groups),
+            tuple(map(_MESSAGE, groups)),
             tuple(tools),
             _opt(body.get("model")),
             _options(body, _CHAT_KEYS),
@@ -1111,7 +1119,7 @@ class ResponsesWire(Wire):
         groups, head = _groups(source, _resp_read, _resp_join)
         instructions = body.get("instructions")
         lead = Message.system(instructions) if isinstance(instructions, str) else None
-        messages = tuple(m for m, _ in groups)
+        messages = tuple(map(_MESSAGE, groups))
         tools = (s for t in _list(body.get("tools")) if (s := _resp_tool(t)) is not None)
         request = ModelRequest(
             (lead, *messages) if lead is not None else messages,
