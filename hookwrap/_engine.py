@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import itertools
 import operator
 import time
@@ -21,7 +22,7 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
-from typing import Any
+from typing import Any, cast
 
 from ._adapter import Adapter, Call, is_stream
 from ._convert import tool_call_from
@@ -404,33 +405,27 @@ class ModelEngine(_Shared):
         # in this copy of that context (cheaper than setting the variable per chunk, and the
         # target's generator always resumes in the same context).
         run = contextvars.copy_context().run
+        pull = cast("Callable[[], Chunk]", functools.partial(run, next, chunks, _END))
         adapter = self.adapter
         hooks = self.chunk_hooks
         direct = self.raw_direct
         received: list[Chunk] | None = [] if self.keep_chunks else None
-        index = 0
         try:
             yield _PRIMED  # a stream dropped before its first pull is closed from here
             ctx.phase = "model_stream"
-            while True:
-                chunk = run(next, chunks, _END)
-                if chunk is _END:
-                    break
+            for index, chunk in enumerate(iter(pull, _END)):
                 if not direct and chunk.__class__ is not Chunk:
                     raise self._not_a_chunk(chunk)
                 ctx.chunk_index = index
-                index += 1
-                if not hooks:
-                    out: Any = chunk
-                else:
-                    out = run(on_chunk, hooks, chunk, ctx)
-                if out.__class__ is Chunk:
+                out: Any = run(on_chunk, hooks, chunk, ctx) if hooks else chunk
+                if out is chunk and chunk.raw is not None and (direct or chunk is call.seen):
+                    # unchanged since the adapter made it: its native form as it came
+                    if received is not None:
+                        received.append(chunk)
+                    yield chunk.raw
+                elif out.__class__ is Chunk:
                     if received is not None:
                         received.append(out)
-                    # unchanged since the adapter made it: its native form as it came
-                    if out is chunk and out.raw is not None and (direct or chunk is call.seen):
-                        yield out.raw
-                        continue
                     native = adapter.native_chunk(out, call)
                     if native is not DROP:
                         yield native
@@ -581,14 +576,14 @@ class ModelEngine(_Shared):
                     out: Any = await on_chunk_async(hooks, chunk, ctx) if hooks else chunk
                 finally:
                     current_var.reset(token)
-                if out.__class__ is Chunk:
+                if out is chunk and chunk.raw is not None and (direct or chunk is call.seen):
+                    if received is not None:
+                        received.append(chunk)
+                    yield chunk.raw  # unchanged since the adapter made it: as it came
+                elif out.__class__ is Chunk:
                     if received is not None:
                         received.append(out)
-                    native = (
-                        out.raw
-                        if out is chunk and out.raw is not None and (direct or chunk is call.seen)
-                        else (adapter.native_chunk(out, call))
-                    )
+                    native = adapter.native_chunk(out, call)
                     if native is not DROP:
                         yield native
                 elif out is not DROP:

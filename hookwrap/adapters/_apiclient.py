@@ -380,10 +380,8 @@ class ApiClientAdapter(Adapter):
         call: Call = request.raw
         if self.is_async:
             return self._ainvoke(request, call)
-        if request is call.request:  # unchanged (`_send_options`, without a call)
-            options = call.args[1]
-        else:
-            options = self._send_options(request, call)
+        # unchanged: `_send_options`, without a call
+        options = call.args[1] if request is call.request else self._send_options(request, call)
         token = _capture.set(True)
         try:
             http = call.fn(call.args[0], options, **call.kwargs)
