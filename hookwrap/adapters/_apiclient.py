@@ -123,12 +123,12 @@ def _byte_stream(module: Any, is_async: bool) -> type:
                 self.ex = ex
                 self.body = body
 
-            def batches(self) -> AsyncIterator[Sequence[Event]]:
-                return _abatches(self.source, self.ex, self.body)
+            def outgoing(self) -> AsyncIterator[Event]:
+                return _aoutgoing(self.source, self.ex, self.body)
 
             async def __aiter__(self) -> AsyncIterator[bytes]:
-                async for batch in self.batches():
-                    yield b"".join(event.encode() for event in batch)
+                async for event in self.outgoing():
+                    yield event.encode()
 
             async def aclose(self) -> None:
                 await self.source.aclose()
@@ -142,16 +142,12 @@ def _byte_stream(module: Any, is_async: bool) -> type:
                 self.ex = ex
                 self.body = body
 
-            def batches(self) -> Iterator[Sequence[Event]]:
-                return _batches(self.source, self.ex, self.body)
+            def outgoing(self) -> Iterator[Event]:
+                return _outgoing(self.source, self.ex, self.body)
 
             def __iter__(self) -> Iterator[bytes]:
-                for batch in self.batches():
-                    yield (
-                        batch[0].encode()
-                        if len(batch) == 1
-                        else b"".join(event.encode() for event in batch)
-                    )
+                for event in self.outgoing():
+                    yield event.encode()
 
             def close(self) -> None:
                 self.source.close()
@@ -161,52 +157,58 @@ def _byte_stream(module: Any, is_async: bool) -> type:
     return found
 
 
-def _batches(
+def _outgoing(
     source: Iterator[Event | list[Event]], ex: Exchange, body: Mapping[str, Any]
-) -> Iterator[Sequence[Event]]:
-    """The events to send on, as they come from the source (a changed chunk may stand for
-    several). The SDKs stop reading at a stream's last event and close the response; so
-    before that event is handed over, the source is run to its end, and the call ends as
-    finished (`after_model`, `on_finish`) rather than closed by the consumer."""
+) -> Iterator[Event]:
+    """The events to send on, one by one, as they come from the source (a changed chunk
+    may stand for several). The SDKs stop reading at a stream's last event and close the
+    response; so before that event is handed over, the source is run to its end, and the
+    call ends as finished (`after_model`, `on_finish`) rather than closed by the consumer."""
     is_last = ex.wire.is_last
     send = _Outgoing(ex, body)
     sent = send.sent
-    as_is = False  # while the stream goes on unchanged, batches skip `send` (noted only)
+    as_is = False  # while the stream goes on unchanged, events skip `send` (noted only)
     for item in source:
-        batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
-        if batch and is_last(batch[-1]):
-            batch = [*batch, *(event for more in source for event in _each(more))]
-        if as_is and not ex.dropped:
-            if sent is not None:
-                sent.append(batch)
-            yield batch
-            continue
-        yield send(batch)
+        if isinstance(item, Event) and not is_last(item):
+            if as_is and not ex.dropped:  # the usual event
+                if sent is not None:
+                    sent.append(item)
+                yield item
+                continue
+            batch: Sequence[Event] = (item,)
+        else:
+            batch = _each(item)
+            if batch and is_last(batch[-1]):
+                batch = [*batch, *(event for more in source for event in _each(more))]
+        yield from send(batch)
         as_is = send.as_is()
-    if last := send.end():
-        yield last
+    yield from send.end()
 
 
-async def _abatches(
+async def _aoutgoing(
     source: AsyncIterator[Event | list[Event]], ex: Exchange, body: Mapping[str, Any]
-) -> AsyncIterator[Sequence[Event]]:
+) -> AsyncIterator[Event]:
     is_last = ex.wire.is_last
     send = _Outgoing(ex, body)
     sent = send.sent
     as_is = False
     async for item in source:
-        batch: Sequence[Event] = (item,) if item.__class__ is Event else item  # type: ignore[assignment]
-        if batch and is_last(batch[-1]):
-            batch = [*batch, *[event async for more in source for event in _each(more)]]
-        if as_is and not ex.dropped:
-            if sent is not None:
-                sent.append(batch)
-            yield batch
-            continue
-        yield send(batch)
+        if isinstance(item, Event) and not is_last(item):
+            if as_is and not ex.dropped:
+                if sent is not None:
+                    sent.append(item)
+                yield item
+                continue
+            batch: Sequence[Event] = (item,)
+        else:
+            batch = _each(item)
+            if batch and is_last(batch[-1]):
+                batch = [*batch, *[event async for more in source for event in _each(more)]]
+        for event in send(batch):
+            yield event
         as_is = send.as_is()
-    if last := send.end():
-        yield last
+    for event in send.end():
+        yield event
 
 
 class _Outgoing:
@@ -225,7 +227,7 @@ class _Outgoing:
         self.framer: Framer | None = None
         self.opened = False
         # what went out, for a framer that takes over after a drop (see `Wire.reframes`)
-        self.sent: list[Sequence[Event]] | None = [] if wire.reframes else None
+        self.sent: list[Event] | None = [] if wire.reframes else None
 
     def __call__(self, batch: Sequence[Event]) -> Sequence[Event]:
         if self.framer is None:
@@ -233,7 +235,7 @@ class _Outgoing:
         if self.framer is not None:
             batch = self.framer.events(batch)
         elif self.sent is not None:
-            self.sent.append(batch)
+            self.sent.extend(batch)
         restated = self.restated
         return batch if restated is None else [restated(event) for event in batch]
 
@@ -248,8 +250,7 @@ class _Outgoing:
         if not self.ex.dropped or self.sent is None:
             return None
         framer = self.wire.framer(self.body)
-        for sent in self.sent:  # what went out before: read, not sent again
-            framer.events(sent)
+        framer.events(self.sent)  # what went out before: read, not sent again
         self.sent = None
         return framer
 
@@ -317,14 +318,12 @@ class _Feed:
         self.events = events
 
     def iter_bytes(self, iterator: Iterator[bytes]) -> Iterator[Decoded]:
-        for batch in self.events.batches():
-            for event in batch:
-                yield Decoded(event)
+        for event in self.events.outgoing():
+            yield Decoded(event)
 
     async def aiter_bytes(self, iterator: AsyncIterator[bytes]) -> AsyncIterator[Decoded]:
-        async for batch in self.events.batches():
-            for event in batch:
-                yield Decoded(event)
+        async for event in self.events.outgoing():
+            yield Decoded(event)
 
 
 def feed(result: Any, http: Any) -> Any:
@@ -332,7 +331,7 @@ def feed(result: Any, http: Any) -> Any:
     other result (a raw response, parsed later) reads the bytes as usual."""
     events = http.stream
     if (
-        hasattr(events, "batches")
+        hasattr(events, "outgoing")
         and getattr(result, "response", None) is http
         and getattr(result, "_decoder", None) is not None
     ):
