@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import functools
 import itertools
 import operator
 import time
@@ -72,7 +71,6 @@ __all__ = ["ModelEngine", "ToolEngine", "check_shape"]
 
 CLOSED = "closed by consumer"
 _PRIMED: Any = object()
-_END: Any = object()
 _ids = itertools.count(1)
 _PREFIX = uuid.uuid4().hex[:10]
 
@@ -405,7 +403,9 @@ class ModelEngine(_Shared):
         # in this copy of that context (cheaper than setting the variable per chunk, and the
         # target's generator always resumes in the same context).
         run = contextvars.copy_context().run
-        pull = cast("Callable[[], Chunk]", functools.partial(run, next, chunks, _END))
+        # `run(next, chunks)` again and again, until its StopIteration ends the `map`
+        step = cast("Callable[[Any, Iterator[Chunk]], Chunk]", run)
+        pulled = map(step, itertools.repeat(next), itertools.repeat(chunks))
         adapter = self.adapter
         hooks = self.chunk_hooks
         direct = self.raw_direct
@@ -413,7 +413,7 @@ class ModelEngine(_Shared):
         try:
             yield _PRIMED  # a stream dropped before its first pull is closed from here
             ctx.phase = "model_stream"
-            for index, chunk in enumerate(iter(pull, _END)):
+            for index, chunk in enumerate(pulled):
                 if not direct and chunk.__class__ is not Chunk:
                     raise self._not_a_chunk(chunk)
                 ctx.chunk_index = index
