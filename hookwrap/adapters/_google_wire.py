@@ -218,19 +218,24 @@ def _tool_response(content: str) -> Any:
 
 
 # usage counts by the API's camelCase names, then by the SDK's own snake_case ones
-_COUNTS = ("promptTokenCount", "candidatesTokenCount", "totalTokenCount")
-_SNAKE_COUNTS = ("prompt_token_count", "candidates_token_count", "total_token_count")
+_COUNTS = ("promptTokenCount", "candidatesTokenCount", "totalTokenCount", "thoughtsTokenCount")
+_SNAKE_COUNTS = (
+    "prompt_token_count",
+    "candidates_token_count",
+    "total_token_count",
+    "thoughts_token_count",
+)
 
 
 def _usage(data: Any) -> Usage | None:
     meta = data if data.__class__ is dict else _map(data)
     if not meta:
         return None
-    inp, out, total = map(meta.get, _COUNTS)
+    inp, out, total, thoughts = map(meta.get, _COUNTS)
     if inp is None and out is None and total is None:  # one object uses one spelling
-        inp, out, total = map(meta.get, _SNAKE_COUNTS)
-    thoughts = meta.get("thoughtsTokenCount") or meta.get("thoughts_token_count")
-    inp, out = int(inp or 0), int(out or 0) + int(thoughts or 0)
+        inp, out, total, thoughts = map(meta.get, _SNAKE_COUNTS)
+    inp = int(inp or 0)
+    out = int(out or 0) + int(thoughts) if thoughts else int(out or 0)
     made: Usage = new_usage(inp, out, inp + out if total is None else int(total))
     return made
 
@@ -433,22 +438,6 @@ def _with_candidate(data: Mapping[str, Any], candidate: Mapping[str, Any]) -> di
     return {**data, "candidates": [candidate, *candidates[1:]]}
 
 
-def _only_text(data: Any) -> str | None:
-    """The text of a streamed object whose one candidate has one part, a plain text part;
-    else None. This runs for every object: the usual one passes without a call."""
-    try:
-        candidates = data["candidates"]
-        parts = candidates[0]["content"]["parts"]
-        part = parts[0]
-        text = part["text"]
-    except (KeyError, TypeError, IndexError):
-        return None
-    if text.__class__ is not str or len(part) != 1 or len(parts) != 1 or len(candidates) != 1:
-        return None
-    found: str = text
-    return found
-
-
 def _first_kind(part: Mapping[str, Any]) -> str:
     if _function_call(part) is not None:
         return "tool_call_start"
@@ -627,11 +616,24 @@ class GeminiWire(Wire):
 
     def chunk(self, event: Event) -> Chunk:
         data: Any = event.data
-        text = _only_text(data)
-        if text is not None:  # the usual object: one candidate with one text part
+        # the usual object: one candidate with one plain text part, read without a call
+        try:
+            candidates = data["candidates"]
+            candidate: Mapping[str, Any] = candidates[0]
+            parts = candidate["content"]["parts"]
+            part = parts[0]
+            text = part["text"]
+        except (KeyError, TypeError, IndexError):
+            return self._chunk(event)
+        if (
+            text.__class__ is str
+            and len(part) == 1
+            and len(parts) == 1
+            and len(candidates) == 1
+            and data.__class__ is dict
+        ):
             meta = data.get("usageMetadata")
             usage = _usage(data.get("usage_metadata") if meta is None else meta)
-            candidate: Mapping[str, Any] = data["candidates"][0]
             finish = candidate.get("finishReason")
             if finish is None:
                 finish = candidate.get("finish_reason")

@@ -53,8 +53,11 @@ class _Sent(Event):
 
     __slots__ = ("http",)
 
-    def __init__(self, data: Any, http: Any) -> None:
-        super().__init__(None, data)
+    def __init__(self, http: Any) -> None:  # one per streamed object: no call to `Event`'s
+        body = http.body
+        data: Any = loads(body) if body else {}
+        self.data = data
+        self.event = self.raw = self.text = None
         self.http = http
 
 
@@ -137,7 +140,7 @@ class GeminiAdapter(Adapter):
         return response
 
     def _seen(self, http: Any, ex: _Exchange) -> _Sent:
-        event = _Sent(_body(http), http)
+        event = _Sent(http)
         if ex.template is None:
             ex.template = event
             ex.headers = dict(http.headers or {})
