@@ -37,16 +37,23 @@ class Call:
 
 
 _NOT_STREAMS = (str, bytes, bytearray, dict)
+# class -> whether its values are streams, learned as they come (a class's answer can be
+# slow: a pydantic model class looks a missing attribute up in Python, then raises)
+_STREAMS: dict[type, bool] = {str: False, dict: False}
+_LEARNED = 512  # classes remembered at most (proxies and test doubles make classes anew)
 
 
 def is_stream(value: object) -> bool:
     """An iterator (sync or async) that is not a str, bytes or dict."""
     cls = value.__class__
-    if cls is str or cls is dict:  # the usual answers of plain functions, decided at once
-        return False
-    if isinstance(value, _NOT_STREAMS):
-        return False
-    return hasattr(cls, "__next__") or hasattr(cls, "__anext__")
+    found = _STREAMS.get(cls)
+    if found is None:
+        found = not isinstance(value, _NOT_STREAMS) and (
+            hasattr(cls, "__next__") or hasattr(cls, "__anext__")
+        )
+        if len(_STREAMS) < _LEARNED:
+            _STREAMS[cls] = found
+    return found
 
 
 class Adapter:

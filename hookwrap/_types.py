@@ -352,3 +352,4 @@ new_request = maker(ModelRequest, "messages", "tools", "model", "options", "stre
 new_response = maker(ModelResponse, "message", "usage", "finish_reason", "model", "raw")
 new_chunk = maker(Chunk, "kind", "text", "raw")
 new_usage = maker(Usage, "input_tokens", "output_tokens", "total_tokens")
+new_text_part = maker(TextPart, "text")

@@ -47,9 +47,11 @@ from .._types import (
     ToolSpec,
     Usage,
     maker,
+    new_full_message,
     new_message,
     new_request,
     new_response,
+    new_text_part,
     new_usage,
 )
 from ._wire import Event, Wire
@@ -127,7 +129,8 @@ def _neutral_part(part: Mapping[str, Any]) -> Part | None:
     """The neutral form of a text, inline data or file part (None for other parts)."""
     text = part.get("text")
     if isinstance(text, str):
-        return TextPart(text)
+        made: TextPart = new_text_part(text)
+        return made
     inline = _map(_get(part, "inlineData", "inline_data"))
     if inline:
         mime = _get(inline, "mimeType", "mime_type")
@@ -158,6 +161,8 @@ def _wire_part(part: Part) -> dict[str, Any]:
 
 def _content(parts: list[Part], join: bool) -> str | tuple[Part, ...]:
     """A message's content: one text part (or, with `join`, only text) as a str."""
+    if len(parts) == 1 and isinstance(first := parts[0], TextPart):  # the usual content
+        return first.text
     if all(isinstance(p, TextPart) for p in parts) and (join or len(parts) <= 1):
         return "".join(cast("TextPart", p).text for p in parts)
     return tuple(parts)
@@ -192,6 +197,9 @@ def _assistant(parts: list[Any]) -> Message:
     calls: list[ToolCall] = []
     for item in parts:
         part = _map(item)
+        if len(part) == 1 and (text := part.get("text")).__class__ is str:  # a plain text part
+            neutral.append(new_text_part(text))
+            continue
         fc = _function_call(part)
         if fc is not None:
             calls.append(_tool_call(part, fc))
@@ -199,7 +207,8 @@ def _assistant(parts: list[Any]) -> Message:
             found = _neutral_part(part)
             if found is not None:
                 neutral.append(found)
-    return Message("assistant", _content(neutral, True), calls)
+    made: Message = new_full_message("assistant", _content(neutral, True), tuple(calls), None, None)
+    return made
 
 
 def _tool_content(response: Any) -> str:
@@ -293,6 +302,9 @@ def _groups(body: Mapping[str, Any]) -> list[tuple[Any, tuple[Message, ...]]]:
         buffer: list[Part] = []
         for item in parts:
             part = _map(item)
+            if len(part) == 1 and (text := part.get("text")).__class__ is str:  # plain text
+                buffer.append(new_text_part(text))
+                continue
             fr = _map(_get(part, "functionResponse", "function_response"))
             if fr:
                 if buffer:
@@ -471,9 +483,12 @@ class GeminiWire(Wire):
             messages.append(system)
         for _, group in _groups(body):
             messages.extend(group)
-        specs = [
-            _spec(_map(d)) for t in _list(body.get("tools")) for d in _declarations(_map(t)) or ()
-        ]
+        tools = body.get("tools")
+        specs = (
+            [_spec(_map(d)) for t in _list(tools) for d in _declarations(_map(t)) or ()]
+            if tools
+            else ()
+        )
         options = dict(_map(_get(body, "generationConfig", "generation_config")))
         made: ModelRequest = new_request(
             tuple(messages),
