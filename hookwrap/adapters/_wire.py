@@ -248,13 +248,11 @@ class Wire:
 
     def is_last(self, event: Event) -> bool:
         """Whether a stream ends with this event: SDKs stop reading there and close."""
-        data = event.data
-        if data == "[DONE]":
-            return True
         name: Any = event.event
+        data = event.data
         if name is None and isinstance(data, dict):
             name = cast("dict[str, Any]", data).get("type")
-        return name in _LAST
+        return name in _LAST or data == "[DONE]"
 
 
 class Framer:
