@@ -154,6 +154,34 @@ def test_request_reads_every_shape() -> None:
     assert request.options == {"max_tokens": 1024, "metadata": {"user_id": "u1"}}
 
 
+PLAIN = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": ""}]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},  # role and str content only: read without units
+        {"system": "Be kind."},
+        {"system": anthropic.omit},
+        {"system": None},
+        {"messages": [*PLAIN, {"role": "system", "content": "late"}]},
+        {"messages": [{"role": "user", "content": "hi", "cache_control": CACHE}]},
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]},
+        {"messages": [{"role": "user", "content": None}]},
+        {"messages": ({"role": "user", "content": "a tuple"},)},
+        {"messages": []},
+    ],
+)
+def test_request_messages_read_the_short_way_equal_the_units(changes: dict[str, Any]) -> None:
+    b = {"model": "m", "max_tokens": 5, "messages": PLAIN, **changes}
+    assert W.request(b).messages == tuple(u.message for u in _units(b))
+
+
+def test_a_message_with_an_unknown_role_is_refused_however_it_is_read() -> None:
+    with pytest.raises(ValueError, match="role"):
+        W.request({"model": "m", "messages": [{"role": "robot", "content": "hi"}]})
+
+
 def test_unchanged_request_writes_back_the_same_objects() -> None:
     b = body()
     out = W.write_request(W.request(b), b)

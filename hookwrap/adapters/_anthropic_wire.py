@@ -84,6 +84,9 @@ def _options(body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _int(value: Any) -> int:
+    if value.__class__ is int:  # what JSON gives (not a bool), without a call
+        found: int = value
+        return found
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -257,6 +260,25 @@ class _Unit:
         self.item = item  # the message dict, the `system` value or the tool_result block
         self.content = content  # its original content value
         self.blocks = blocks  # the blocks it owns; None when the content was a str
+
+
+def _messages(body: Mapping[str, Any]) -> tuple[Message, ...]:
+    """The messages of `body`, as `_units` reads them. The usual body (no system prompt,
+    each message a role and a str) is read without the units writing back needs."""
+    items: Any = body.get("messages")
+    system = body.get("system")
+    if items.__class__ is list and (system is None or not _given(system)):
+        messages: list[Message] = []
+        for item in items:
+            if item.__class__ is not dict or len(item) != 2:
+                break
+            role, content = item.get("role"), item.get("content")
+            if content.__class__ is not str or role not in _ROLES:
+                break
+            messages.append(new_message(role, content))
+        else:
+            return tuple(messages)
+    return tuple(u.message for u in _units(body))
 
 
 def _units(body: Mapping[str, Any]) -> list[_Unit]:
@@ -633,7 +655,7 @@ class MessagesWire(Wire):
     def request(self, body: Mapping[str, Any]) -> ModelRequest:
         model = body.get("model")
         made: ModelRequest = new_request(
-            tuple(u.message for u in _units(body)),
+            _messages(body),
             tuple(_spec(t) for t in _seq(body.get("tools")) if _is_custom(t)),
             model if isinstance(model, str) else None,
             _options(body),
@@ -674,10 +696,17 @@ class MessagesWire(Wire):
 
     def response(self, data: Mapping[str, Any]) -> ModelResponse:
         blocks = _seq(data.get("content"))
-        text = "".join(
-            str(_map(b).get("text", "")) for b in blocks if _map(b).get("type") == "text"
-        )
-        calls = tuple(_call(b) for b in blocks if _map(b).get("type") == "tool_use")
+        text: Any = None
+        calls: tuple[ToolCall, ...] = ()
+        if len(blocks) == 1:  # the usual answer, one text block, read without a call
+            block = blocks[0]
+            if block.__class__ is dict and block.get("type") == "text":
+                text = block.get("text")
+        if text.__class__ is not str:
+            text = "".join(
+                str(_map(b).get("text", "")) for b in blocks if _map(b).get("type") == "text"
+            )
+            calls = tuple(_call(b) for b in blocks if _map(b).get("type") == "tool_use")
         model = data.get("model")
         message = new_full_message("assistant", text, calls, None, None)
         made: ModelResponse = new_response(
