@@ -80,6 +80,10 @@ class Adapter:
         """The neutral view of a native result (sets `call.response`)."""
         raise NotImplementedError
 
+    def passthrough(self, native: Any, call: Call) -> Any:
+        """The caller's form of a native answer no hook sees (no view of it was made)."""
+        return native
+
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         """Neutral chunks of a native sync stream, closing it when closed."""
         raise NotImplementedError

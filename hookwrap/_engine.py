@@ -219,6 +219,7 @@ class ModelEngine(_Shared):
         "keep_chunks",
         "onion",
         "raw_direct",
+        "unseen",
         "usage",
     )
 
@@ -235,6 +236,9 @@ class ModelEngine(_Shared):
         # Without wrap hooks every chunk reaching the engine is the adapter's own, so an
         # unchanged one can hand back its native form as is; a wrap hook may have rebuilt it.
         self.raw_direct = not chain["wrap_model"]
+        # No hook sees the answer of a call outside a run: no response view is made for it
+        # (a run sums the usage its calls report, so a call inside one always has a view).
+        self.unseen = not (chain["wrap_model"] or self.keep_chunks)
 
         # what a stream from a wrap hook must be in this shape, decided once
         step, shape = ("__anext__", "an async") if is_async else ("__next__", "an")
@@ -263,7 +267,9 @@ class ModelEngine(_Shared):
 
     # -- innermost --------------------------------------------------------------------------
 
-    def _inner(self, request: ModelRequest) -> Any:
+    def _inner(self, request: ModelRequest, view: bool = True) -> Any:
+        """The model's answer: a response view, or (`view` false) the native answer as it
+        came; a stream's chunks either way."""
         adapter = self.adapter
         try:
             native = adapter.invoke(request)
@@ -275,12 +281,12 @@ class ModelEngine(_Shared):
                 if not (self.raw_direct or adapter.notes_chunks) and isinstance(call, Call):
                     return _recorded(chunks, call)
                 return chunks
-            return adapter.response(native, call)
+            return adapter.response(native, call) if view else native
         except BaseException as exc:
             mark_seen(exc)
             raise
 
-    async def _inner_async(self, request: ModelRequest) -> Any:
+    async def _inner_async(self, request: ModelRequest, view: bool = True) -> Any:
         adapter = self.adapter
         try:
             native = adapter.invoke(request)
@@ -294,7 +300,7 @@ class ModelEngine(_Shared):
                 if not (self.raw_direct or adapter.notes_chunks) and isinstance(call, Call):
                     return _arecorded(chunks, call)
                 return chunks
-            return adapter.response(native, call)
+            return adapter.response(native, call) if view else native
         except BaseException as exc:
             mark_seen(exc)
             raise
@@ -352,7 +358,12 @@ class ModelEngine(_Shared):
                 request, respond, by = before_model(self.before, request, ctx)
             if respond is None:
                 ctx.phase = "model"
-                response = self.onion(request)
+                if self.unseen and parent is None:
+                    response = self._inner(request, False)
+                    if not is_stream(response):  # no hook sees it: as the model gave it
+                        return self.adapter.passthrough(response, call)
+                else:
+                    response = self.onion(request)
                 if not self.raw_direct and request.stream and response.__class__ is ModelResponse:
                     response = self._responded(response, request)  # a wrap hook's whole answer
             else:
@@ -507,7 +518,12 @@ class ModelEngine(_Shared):
                 request, respond, by = await before_model_async(self.before, request, ctx)
             if respond is None:
                 ctx.phase = "model"
-                response = await self.onion(request)
+                if self.unseen and parent is None:
+                    response = await self._inner_async(request, False)
+                    if not is_stream(response):  # no hook sees it: as the model gave it
+                        return self.adapter.passthrough(response, call)
+                else:
+                    response = await self.onion(request)
                 if not self.raw_direct and request.stream and response.__class__ is ModelResponse:
                     response = await self._aresponded(response, request)
             else:

@@ -407,3 +407,36 @@ def test_a_function_taking_messages_and_prompt_uses_the_one_each_call_gives() ->
     assert wrapped(prompt="hi") == "prompt: Brief.\n\nhi"
     assert wrapped([{"role": "user", "content": "yo"}]) == "Brief. | yo"
     assert forms == [("user",), ("user",)]
+
+
+@pytest.mark.parametrize("answer", ["text", {"role": "assistant", "content": "hi", "id": 7}])
+def test_an_answer_no_hook_sees_reaches_the_caller_as_the_very_object(answer: Any) -> None:
+    def llm(prompt: str) -> Any:
+        return answer
+
+    assert hw.model(llm, use=[fresh_add_system()])("hi") is answer
+
+
+def test_an_answer_no_hook_sees_is_still_refused_when_it_is_no_message() -> None:
+    def llm(prompt: str) -> dict[str, Any]:
+        return {"role": "robot", "content": 3}
+
+    with pytest.raises((TypeError, ValueError)):
+        hw.model(llm, use=[fresh_add_system()])("hi")
+
+
+def test_an_answer_inside_a_run_is_seen_for_its_usage() -> None:
+    finished: list[hw.Usage] = []
+
+    @hw.on_finish
+    def done(info: Any) -> None:
+        finished.append(info.usage)
+
+    def llm(prompt: str) -> hw.ModelResponse:
+        return hw.ModelResponse(hw.Message("assistant", "hi"), usage=hw.Usage(3, 2, 5))
+
+    wrapped = hw.model(llm, use=[fresh_add_system()])
+    with hw.run(use=[done]):
+        wrapped("one")
+        wrapped("two")
+    assert finished == [hw.Usage(6, 4, 10)]

@@ -514,6 +514,9 @@ class ApiClientAdapter(Adapter):
             http = self._http(call, content=json.dumps(data).encode())
         return self._process(http, call)
 
+    def passthrough(self, native: Any, call: Call) -> Any:
+        return self._process(native, call)
+
     def stream_result(self, stream: Any, call: Call | None) -> Any:
         assert call is not None
         return self._process(self._stream_http(stream, call), call)

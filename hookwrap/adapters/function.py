@@ -250,6 +250,11 @@ class FunctionAdapter(Adapter):
             call.response = response
         return response
 
+    def passthrough(self, native: Any, call: Call) -> Any:
+        if native.__class__ is not str:  # the usual answer needs no check
+            self.coerce(native, call)  # what is no answer is refused, as when hooks see it
+        return native
+
     def coerce(self, value: Any, call: Call | None) -> ModelResponse:
         made: ModelResponse
         if value.__class__ is str:  # the usual answer, first
