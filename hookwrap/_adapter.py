@@ -46,6 +46,8 @@ _LEARNED = 512  # classes remembered at most (proxies and test doubles make clas
 def is_stream(value: object) -> bool:
     """An iterator (sync or async) that is not a str, bytes or dict."""
     cls = value.__class__
+    if cls is str:  # the usual answer of a plain function, at once
+        return False
     found = _STREAMS.get(cls)
     if found is None:
         found = not isinstance(value, _NOT_STREAMS) and (

@@ -9,6 +9,7 @@ objects."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import json
 from collections.abc import AsyncGenerator, Callable, Generator, Iterator
@@ -104,6 +105,39 @@ def test_the_wrapped_client_is_a_client_and_the_original_is_untouched() -> None:
     assert calls == [MODEL]
     with wrapped as entered:
         assert entered is wrapped
+
+
+def test_the_hooked_api_client_shares_the_original_s_state_and_adds_nothing_to_it() -> None:
+    provider = FakeProvider()
+    client = provider.genai()
+    api = client._api_client  # pyright: ignore[reportPrivateUsage]
+    before = dict(vars(api))
+    wrapped = hw.wrap(client, use=[add_system])
+    hooked = wrapped.models._api_client  # pyright: ignore[reportPrivateUsage]
+    assert vars(api) == before  # nothing of hookwrap's on the user's object
+    assert type(api) is _api_client.BaseApiClient
+    assert isinstance(hooked, _api_client.BaseApiClient)
+    assert hooked is not api
+    assert hooked.api_key == api.api_key
+    api.shared_by_both = 1  # pyright: ignore[reportAttributeAccessIssue]
+    assert hooked.shared_by_both == 1  # pyright: ignore[reportAttributeAccessIssue]
+    del api.shared_by_both  # pyright: ignore[reportAttributeAccessIssue]
+    assert wrapped.models.generate_content(model=MODEL, contents="hi").text == "You said: hi"
+    assert body(provider)["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+
+
+def test_a_wrapped_client_let_go_of_leaves_the_original_open() -> None:
+    provider = FakeProvider()
+    client = provider.genai()
+    for _ in range(2):  # also a client wrapped twice
+        wrapped = hw.wrap(hw.wrap(client, use=[add_system]), use=[add_system])
+        wrapped.models.generate_content(model=MODEL, contents="hi")
+        del wrapped
+        gc.collect()
+    # the SDK closes its HTTP client when its API client is collected; the twin's is not
+    assert client.models.generate_content(model=MODEL, contents="hi").text == "You said: hi"
+    chunks = list(client.models.generate_content_stream(model=MODEL, contents="hi"))
+    assert "".join(c.text or "" for c in chunks) == "You said: hi"
 
 
 def test_before_model_changes_reach_the_server() -> None:

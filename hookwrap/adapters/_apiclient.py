@@ -53,7 +53,10 @@ class Exchange:
 
 def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
     """The wire of a model call, or None for every other request (listing models, files)."""
-    if options.method != "post" or not isinstance(options.json_data, Mapping):
+    if options.method != "post":
+        return None
+    body = options.json_data
+    if body.__class__ is not dict and not isinstance(body, Mapping):  # a dict: no ABC check
         return None
     path: str = options.url.partition("?")[0]
     for wire in wires:

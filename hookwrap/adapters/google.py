@@ -346,36 +346,64 @@ async def _acall(layer: _Layer, fn: Any, method: str, path: str, body: Any, opti
     return await engine.acall(fn, None, (method, path, body, options, _Exchange(path)), {})
 
 
-class _HookedApiClient(wrapt.ObjectProxy[Any]):
-    """The SDK's API client with its model calls run through one layer of hooks."""
+class _HookedApi:
+    """What `_hooked_api` puts before the SDK's API client class: its model calls run
+    through the layer of the twin's class (`_hw_layer`); `__wrapped__` is the API client
+    the twin stands for, whose own methods send them."""
 
-    def __init__(self, api_client: Any, layer: _Layer) -> None:
-        super().__init__(api_client)
-        self._self_layer = layer
+    __wrapped__: Any
+    _hw_layer: _Layer
 
     def request(
         self, http_method: str, path: str, request_dict: Any, http_options: Any = None
     ) -> Any:
-        fn = self.__wrapped__.request
-        return _call(self._self_layer, fn, http_method, path, request_dict, http_options)
+        fn = type(self).__wrapped__.request
+        return _call(type(self)._hw_layer, fn, http_method, path, request_dict, http_options)
 
     def request_streamed(
         self, http_method: str, path: str, request_dict: Any, http_options: Any = None
     ) -> Any:
-        fn = self.__wrapped__.request_streamed
-        return _call(self._self_layer, fn, http_method, path, request_dict, http_options)
+        fn = type(self).__wrapped__.request_streamed
+        return _call(type(self)._hw_layer, fn, http_method, path, request_dict, http_options)
 
     async def async_request(
         self, http_method: str, path: str, request_dict: Any, http_options: Any = None
     ) -> Any:
-        fn = self.__wrapped__.async_request
-        return await _acall(self._self_layer, fn, http_method, path, request_dict, http_options)
+        fn = type(self).__wrapped__.async_request
+        layer = type(self)._hw_layer
+        return await _acall(layer, fn, http_method, path, request_dict, http_options)
 
     async def async_request_streamed(
         self, http_method: str, path: str, request_dict: Any, http_options: Any = None
     ) -> Any:
-        fn = self.__wrapped__.async_request_streamed
-        return await _acall(self._self_layer, fn, http_method, path, request_dict, http_options)
+        fn = type(self).__wrapped__.async_request_streamed
+        layer = type(self)._hw_layer
+        return await _acall(layer, fn, http_method, path, request_dict, http_options)
+
+    def __del__(self) -> None:
+        """Nothing to close: the HTTP clients are the API client's, closed with it."""
+
+    def __repr__(self) -> str:
+        return f"<hookwrap {type(self).__wrapped__!r}>"
+
+
+def _hooked_api(api: Any, layer: _Layer) -> Any:
+    """A twin of the SDK's API client `api` whose model calls go through `layer`.
+
+    The twin is an object of a subclass made for it that shares `api`'s very attributes
+    (its `__dict__`): the SDK reads them at full speed, and what it sets on either object
+    both see, as for one client. A proxy answered each read, dozens per streamed chunk, by
+    failing a lookup of its own first, which cost a fifth of a streamed call. `api` itself
+    is left as it was.
+    """
+    cls: type[Any] = api.__class__
+    if not hasattr(api, "__dict__"):
+        raise TypeError(f"hw.wrap: cannot hook {cls.__qualname__}, which keeps no __dict__")
+    own = {"__wrapped__": api, "_hw_layer": layer}
+    bases = (cls,) if isinstance(api, _HookedApi) else (_HookedApi, cls)  # a twin's: outside
+    twin: Any = object.__new__(type(f"Hooked{cls.__name__}", bases, own))
+    twin.__dict__ = api.__dict__
+    return twin
 
 
 class GeminiAsyncClient(wrapt.ObjectProxy[Any]):
@@ -469,9 +497,9 @@ def wrap_client(client: Any, chain: Chain) -> Any:
 
     if isinstance(client, AsyncClient):
         layer = _Layer(chain, "a google-genai AsyncClient", (True,))
-        return GeminiAsyncClient(client, _HookedApiClient(inner, layer), chain)
+        return GeminiAsyncClient(client, _hooked_api(inner, layer), chain)
     layer = _Layer(chain, "a google-genai Client")
-    return GeminiClient(client, _HookedApiClient(inner, layer), chain)
+    return GeminiClient(client, _hooked_api(inner, layer), chain)
 
 
 wrap = wrap_client
@@ -494,7 +522,7 @@ def hook_resource(resource: Any, chain: Chain) -> Any:
     is_async = isinstance(resource, AsyncModels)
     what = f"google-genai {type(resource).__name__}"
     layer = _Layer(chain, what, (is_async,))
-    return type(resource)(_HookedApiClient(resource._api_client, layer))
+    return type(resource)(_hooked_api(resource._api_client, layer))
 
 
 # -- hw.patch -------------------------------------------------------------------------------
