@@ -419,7 +419,7 @@ class ModelEngine(_Shared):
         pulled = map(step, itertools.repeat(next), itertools.repeat(chunks))
         adapter = self.adapter
         hooks = self.chunk_hooks
-        direct = self.raw_direct
+        direct = self.raw_direct or _own(chunks, call)
         received: list[Chunk] | None = [] if self.keep_chunks else None
         try:
             yield _PRIMED  # a stream dropped before its first pull is closed from here
@@ -572,7 +572,7 @@ class ModelEngine(_Shared):
     ) -> AsyncGenerator[Any, None]:
         adapter = self.adapter
         hooks = self.chunk_hooks
-        direct = self.raw_direct
+        direct = self.raw_direct or _own(chunks, call)
         received: list[Chunk] | None = [] if self.keep_chunks else None
         index = 0
         try:
@@ -667,6 +667,12 @@ class ModelEngine(_Shared):
                 yield item
         finally:
             await stream.aclose()
+
+
+def _own(chunks: Any, call: Call) -> bool:
+    """Whether `chunks` is the very stream the adapter made (a wrap hook passed it on as it
+    was): every chunk in it is then the adapter's own, as without wrap hooks."""
+    return any(chunks is made for made in call.extra or ())
 
 
 def _count(run: RunState, usage: Usage) -> None:
