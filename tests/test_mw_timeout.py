@@ -131,6 +131,43 @@ def test_sync_call_in_time_returns_its_answer_in_the_callers_run(
     assert finished == [(inside[0][0], True)]  # ... in the caller's run
 
 
+def test_sync_calls_one_after_another_share_one_worker_each_in_its_own_run(
+    release: threading.Event,
+) -> None:
+    inside: list[tuple[int, str]] = []
+
+    @hw.model(use=[Timeout(model=5)])
+    def llm(prompt: str) -> str:
+        ctx = hw.current()
+        assert ctx is not None
+        inside.append((threading.get_ident(), ctx.run_id))
+        assert hw.current() is ctx
+        return f"echo: {prompt}"
+
+    for _ in range(20):
+        assert llm("hi") == "echo: hi"
+    assert len({thread for thread, _ in inside}) == 1  # no thread started per call
+    assert len({run for _, run in inside}) == 20  # each call in its own one-call run
+
+
+def test_a_worker_busy_with_a_late_call_serves_no_other(release: threading.Event) -> None:
+    threads: list[int] = []
+
+    @hw.model(use=[Timeout(model=QUICK)])
+    def llm(prompt: str) -> str:
+        threads.append(threading.get_ident())
+        if prompt == "slow":
+            release.wait(5)
+        return prompt
+
+    with pytest.raises(TimeoutError):
+        llm("slow")
+    assert llm("quick") == "quick"  # not queued behind the late call
+    assert threads[0] != threads[1]
+    release.set()
+    assert llm("again") == "again"  # and the late one is back, or a new one
+
+
 def test_sync_call_over_the_limit_raises_at_the_limit_and_ends_the_run(
     release: threading.Event,
 ) -> None:

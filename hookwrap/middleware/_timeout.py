@@ -78,19 +78,44 @@ class _Job:
 
 
 class _Worker:
-    """A daemon thread running calls one at a time in one copy of the caller's context (so
-    the run, `hw.current()` and every context variable are the caller's)."""
+    """A daemon thread running calls one at a time, each in the context of the call it
+    serves (so the run, `hw.current()` and every context variable are the caller's).
+
+    A worker done with its call waits, idle, for the next one (starting a thread costs
+    more than most calls it guards), and ends after `_IDLE` seconds without one. A worker
+    whose call ran late goes back only once that call has returned.
+    """
 
     __slots__ = ("context", "jobs", "late")
 
-    def __init__(self, context: contextvars.Context) -> None:
-        self.context = context
+    def __init__(self) -> None:
+        self.context = contextvars.Context()
         self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self.late: _Job | None = None  # a call still running that nobody waits for
         threading.Thread(target=self._serve, name="hookwrap-timeout", daemon=True).start()
 
+    @classmethod
+    def take(cls, context: contextvars.Context) -> _Worker:
+        """An idle worker, or a new one, to serve a call in `context`."""
+        with _POOL_LOCK:
+            worker = _POOL.pop() if _POOL else None
+        if worker is None:
+            worker = cls()
+        worker.context = context
+        return worker
+
     def _serve(self) -> None:
-        while (job := self.jobs.get()) is not None:
+        while True:
+            try:
+                job = self.jobs.get(timeout=_IDLE)
+            except queue.Empty:
+                with _POOL_LOCK:
+                    if self not in _POOL:  # taken just now: its job is on the way
+                        continue
+                    _POOL.remove(self)
+                return
+            if job is None:
+                return
             job(self.context)
 
     def run(self, seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
@@ -105,20 +130,40 @@ class _Worker:
         return job.result()
 
     def stop(self, then: Callable[[], Any] | None = None) -> None:
-        """End the thread once the call in progress returns. There, a late call's value is
-        dropped (a stream is closed) and its error ignored, then `then` runs."""
-        if self.late is not None or then is not None:
-            self.jobs.put(_Job(self._drop, (self.late, then)))
-        self.jobs.put(None)
+        """Give the worker back once the call in progress returns. There, a late call's
+        value is dropped (a stream is closed) and its error ignored, then `then` runs."""
+        late, self.late = self.late, None
+        if late is None and then is None:  # idle already: back at once
+            self._release()
+        else:
+            self.jobs.put(_Job(self._done, (late, then)))
 
-    @staticmethod
-    def _drop(late: _Job | None, then: Callable[[], Any] | None) -> None:
-        if late is not None:
-            if is_stream(late.value):
-                _close(late.value)
-            late.value = late.error = None
-        if then is not None:
-            then()
+    def _done(self, late: _Job | None, then: Callable[[], Any] | None) -> None:
+        try:
+            if late is not None:
+                if is_stream(late.value):
+                    _close(late.value)
+                late.value = late.error = None
+            if then is not None:
+                then()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        self.context = _EMPTY  # the call's context goes with it
+        with _POOL_LOCK:
+            kept = len(_POOL) < _POOL_SIZE
+            if kept:
+                _POOL.append(self)
+        if not kept:
+            self.jobs.put(None)
+
+
+_IDLE = 1.0  # seconds an idle worker waits for another call before it ends
+_POOL_SIZE = 16  # idle workers kept at most
+_POOL: list[_Worker] = []
+_POOL_LOCK = threading.Lock()
+_EMPTY = contextvars.Context()
 
 
 if sys.version_info >= (3, 11):
@@ -188,7 +233,7 @@ class Timeout(Middleware):
         if seconds is None:
             return call_next(request)
         context = contextvars.copy_context()
-        worker = _Worker(context)
+        worker = _Worker.take(context)
         try:
             response = worker.run(seconds, call_next, request)
         finally:
@@ -207,7 +252,7 @@ class Timeout(Middleware):
         request: ModelRequest,
     ) -> Iterator[Chunk]:
         # the worker starts with the first pull: a stream closed unread needs no thread
-        worker = _Worker(context)
+        worker = _Worker.take(context)
         received = 0
         try:
             while True:
@@ -271,7 +316,7 @@ class Timeout(Middleware):
         seconds = self.tool
         if seconds is None:
             return call_next(call)
-        worker = _Worker(contextvars.copy_context())
+        worker = _Worker.take(contextvars.copy_context())
         try:
             result = worker.run(seconds, call_next, call)
         finally:
