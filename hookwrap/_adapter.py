@@ -36,10 +36,10 @@ class Call:
         self.request = self.response = self.result = self.extra = self.seen = None
 
 
-_NOT_STREAMS = (str, bytes, bytearray, dict)
+_NOT_STREAMY = (str, bytes, bytearray, dict)
 # class -> whether its values are streams, learned as they come (a class's answer can be
 # slow: a pydantic model class looks a missing attribute up in Python, then raises)
-_STREAMS: dict[type, bool] = {str: False, dict: False}
+_STREAMY: dict[type, bool] = {str: False, dict: False}
 _LEARNED = 512  # classes remembered at most (proxies and test doubles make classes anew)
 
 
@@ -48,13 +48,13 @@ def is_stream(value: object) -> bool:
     cls = value.__class__
     if cls is str:  # the usual answer of a plain function, at once
         return False
-    found = _STREAMS.get(cls)
+    found = _STREAMY.get(cls)
     if found is None:
-        found = not isinstance(value, _NOT_STREAMS) and (
+        found = not isinstance(value, _NOT_STREAMY) and (
             hasattr(cls, "__next__") or hasattr(cls, "__anext__")
         )
-        if len(_STREAMS) < _LEARNED:
-            _STREAMS[cls] = found
+        if len(_STREAMY) < _LEARNED:
+            _STREAMY[cls] = found
     return found
 
 

@@ -156,4 +156,4 @@ def test_is_stream_answers_right_for_more_classes_than_it_remembers() -> None:
     ]
     for i, cls in enumerate(classes):
         assert is_stream(cls()) is bool(i % 2)
-    assert len(_adapter._STREAMS) <= _adapter._LEARNED  # pyright: ignore[reportPrivateUsage]
+    assert len(_adapter._STREAMY) <= _adapter._LEARNED  # pyright: ignore[reportPrivateUsage]

@@ -33,7 +33,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import Event, Framer, Wire
+from ._wire import Event, Framer, Wire, json_int
 
 __all__ = ["MessagesWire"]
 
@@ -81,13 +81,6 @@ def _options(body: Mapping[str, Any]) -> dict[str, Any]:
     for key in _MODELED.intersection(options):
         del options[key]
     return options
-
-
-def _int(value: Any) -> int:
-    if value.__class__ is int:  # what JSON gives (not a bool), without a call
-        found: int = value
-        return found
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _new_id(prefix: str) -> str:
@@ -487,7 +480,7 @@ def _usage(value: Any) -> Usage | None:
     if not u:
         return None
     # cache_creation/cache_read input tokens are left out, as the neutral Usage has no room
-    inp, out = _int(u.get("input_tokens")), _int(u.get("output_tokens"))
+    inp, out = json_int(u.get("input_tokens")), json_int(u.get("output_tokens"))
     made: Usage = new_usage(inp, out, inp + out)
     return made
 
@@ -927,7 +920,7 @@ class MessagesWire(Wire):
             "stop_reason": message.get("stop_reason"),
             "stop_sequence": message.get("stop_sequence"),
         }
-        counts = {"output_tokens": _int(usage.get("output_tokens"))}
+        counts = {"output_tokens": json_int(usage.get("output_tokens"))}
         events.append(_event({"type": "message_delta", "delta": delta, "usage": counts}))
         events.append(_event({"type": "message_stop"}))
         return events

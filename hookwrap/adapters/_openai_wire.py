@@ -36,7 +36,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import Event, Framer, Wire
+from ._wire import Event, Framer, Wire, json_int
 
 __all__ = ["ChatCompletionsWire", "CompletionsWire", "ResponsesWire"]
 
@@ -66,13 +66,6 @@ def _str(value: Any) -> str:
 
 def _opt(value: Any) -> str | None:
     return value if isinstance(value, str) else None
-
-
-def _int(value: Any) -> int:
-    if value.__class__ is int:  # what JSON gives (not a bool), without a call
-        found: int = value
-        return found
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _uid(prefix: str) -> str:
@@ -111,7 +104,7 @@ def _usage_in(data: Mapping[str, Any], inp: str, out: str) -> Usage | None:
     usage = _obj(data.get("usage"))
     if usage is None:
         return None
-    i, o, total = map(_int, map(usage.get, (inp, out, "total_tokens")))
+    i, o, total = map(json_int, map(usage.get, (inp, out, "total_tokens")))
     made: Usage = new_usage(i, o, total or i + o)
     return made
 
@@ -722,7 +715,7 @@ def _chat_head(template: Mapping[str, Any] | None, model: str | None = None) -> 
     head: _J = {
         "id": _str(t.get("id")) or _uid("chatcmpl-"),
         "object": _str(t.get("object")) or "chat.completion.chunk",
-        "created": _int(t.get("created")) or int(time.time()),
+        "created": json_int(t.get("created")) or int(time.time()),
         "model": model or _str(t.get("model")),
     }
     head.update((k, t[k]) for k in ("system_fingerprint", "service_tier") if k in t)
@@ -1227,8 +1220,8 @@ class ResponsesWire(Wire):
             wanted = "response.incomplete"
         same = src is not None and was == wanted
         out: _J = dict(base) if same else {"type": wanted}
-        out.setdefault("sequence_number", _int(base.get("sequence_number")))
-        index = chunk.value if isinstance(chunk.value, int) else _int(base.get("output_index"))
+        out.setdefault("sequence_number", json_int(base.get("sequence_number")))
+        index = chunk.value if isinstance(chunk.value, int) else json_int(base.get("output_index"))
         if kind in ("usage", "finish"):
             old = _obj(out.get("response")) or _obj(base.get("response"))
             resp: _J = dict(old or _response_json(ModelResponse(), []))
@@ -1250,7 +1243,7 @@ class ResponsesWire(Wire):
             out.setdefault("item_id", _str(base.get("item_id")))
             if kind != "tool_call_args":
                 key = "summary_index" if "summary" in wanted else "content_index"
-                out.setdefault(key, _int(base.get(key)))
+                out.setdefault(key, json_int(base.get(key)))
             if kind == "text" and out.get("delta") != chunk.text:
                 out["logprobs"] = []  # they described the old text
             out.update(output_index=index, delta=chunk.text)
@@ -1454,7 +1447,7 @@ def _completion_head(template: Mapping[str, Any] | None, model: str | None = Non
     return {
         "id": _str(t.get("id")) or _uid("cmpl-"),
         "object": "text_completion",
-        "created": _int(t.get("created")) or int(time.time()),
+        "created": json_int(t.get("created")) or int(time.time()),
         "model": model or _str(t.get("model")),
         "choices": [],
     }

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from .._types import Chunk, ModelRequest, ModelResponse
 
-__all__ = ["Event", "Framer", "SSEDecoder", "Wire", "encode_sse", "loads", "parse_sse"]
+__all__ = ["Event", "Framer", "SSEDecoder", "Wire", "encode_sse", "json_int", "loads", "parse_sse"]
 
 
 class Event:
@@ -127,6 +127,14 @@ def _payload(payload: str) -> Any:
 _JSON_STARTS = ("{", "[")
 # `json.loads` without its two whitespace matches: the decoder's C scanner, called directly
 _scan: Callable[[str, int], tuple[Any, int]] = getattr(json.JSONDecoder(), "scan_once")  # noqa: B009
+
+
+def json_int(value: Any) -> int:
+    """An int read from JSON: the int itself, 0 for anything else (a bool too)."""
+    if value.__class__ is int:  # what JSON gives, without a call
+        found: int = value
+        return found
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def loads(data: bytes | str) -> Any:

@@ -89,7 +89,7 @@ class _Worker:
     __slots__ = ("context", "jobs", "late")
 
     def __init__(self) -> None:
-        self.context = contextvars.Context()
+        self.context = _EMPTY  # until `take` gives it a call's
         self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self.late: _Job | None = None  # a call still running that nobody waits for
         threading.Thread(target=self._serve, name="hookwrap-timeout", daemon=True).start()
