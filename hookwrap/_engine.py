@@ -373,13 +373,17 @@ class ModelEngine(_Shared):
                 next(stream)
                 return self.adapter.stream_result(stream, call)
             ctx.phase = "after_model"
-            usage = response.usage
-            if usage is not None:
-                run = ctx._run  # pyright: ignore[reportPrivateUsage]
-                if run is not None:  # a one-call run with no terminal hooks counts nothing
-                    _count(run, usage)
-                if self.usage:
-                    call_all(self.usage, (usage,), ctx)
+            usage = None
+            run = ctx._run  # pyright: ignore[reportPrivateUsage]
+            # a one-call run with no terminal hooks counts nothing: the usage is read (a
+            # deferred view's fields with it) only when a run or an `on_usage` hook wants it
+            if run is not None or self.usage:
+                usage = response.usage
+                if usage is not None:
+                    if run is not None:
+                        _count(run, usage)
+                    if self.usage:
+                        call_all(self.usage, (usage,), ctx)
             if self.after:
                 response = after_model(self.after, request, response, ctx)
             result = self.adapter.native(response, call)
@@ -533,13 +537,17 @@ class ModelEngine(_Shared):
                 await stream.asend(None)
                 return self.adapter.stream_result(stream, call)
             ctx.phase = "after_model"
-            usage = response.usage
-            if usage is not None:
-                run = ctx._run  # pyright: ignore[reportPrivateUsage]
-                if run is not None:  # a one-call run with no terminal hooks counts nothing
-                    _count(run, usage)
-                if self.usage:
-                    await call_all_async(self.usage, (usage,), ctx)
+            usage = None
+            run = ctx._run  # pyright: ignore[reportPrivateUsage]
+            # a one-call run with no terminal hooks counts nothing: the usage is read (a
+            # deferred view's fields with it) only when a run or an `on_usage` hook wants it
+            if run is not None or self.usage:
+                usage = response.usage
+                if usage is not None:
+                    if run is not None:
+                        _count(run, usage)
+                    if self.usage:
+                        await call_all_async(self.usage, (usage,), ctx)
             if self.after:
                 response = await after_model_async(self.after, request, response, ctx)
             result = self.adapter.native(response, call)

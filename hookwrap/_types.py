@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal, Union, cast
+from typing import TYPE_CHECKING, Any, Literal, Union, cast
 
 import attrs
 from typing_extensions import Self
@@ -40,7 +40,45 @@ class _Replace:
         return cast("Self", attrs.evolve(cast(Any, self), **changes))
 
 
-def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
+class _View(_Replace):
+    """Base of the call views an adapter may read on demand (see `deferred`): the fields it
+    did not set are read, all at once, the first time one of them is."""
+
+    __slots__ = ("_source",)  # (read, arg) until filled: `read(arg)` is the complete view
+
+    if not TYPE_CHECKING:  # type checkers keep refusing unknown names
+
+        def __getattr__(self, name: str) -> Any:
+            # Python comes here only for a name it did not find: an empty slot of a
+            # deferred view, or a name the class does not have.
+            names = _FIELDS.get(self.__class__) or _fields_of(self.__class__)
+            if name in names:
+                try:
+                    read, arg = object.__getattribute__(self, "_source")
+                except AttributeError:  # filled meanwhile, by another thread
+                    return object.__getattribute__(self, name)
+                full = read(arg)
+                for field in names:
+                    try:
+                        object.__getattribute__(self, field)
+                    except AttributeError:
+                        object.__setattr__(self, field, object.__getattribute__(full, field))
+                try:
+                    object.__delattr__(self, "_source")
+                except AttributeError:  # another thread was quicker
+                    pass
+            return object.__getattribute__(self, name)
+
+
+_FIELDS: dict[type, frozenset[str]] = {}
+
+
+def _fields_of(cls: type[Any]) -> frozenset[str]:
+    found = _FIELDS[cls] = frozenset(f.name for f in attrs.fields(cls))
+    return found
+
+
+def maker(cls: type[Any], *names: str, deferred: bool = False) -> Callable[..., Any]:
     """A fast constructor of a frozen class taking `names` positionally.
 
     It skips converters and validators (for values hookwrap builds per call or per chunk,
@@ -48,14 +86,25 @@ def maker(cls: type[Any], *names: str) -> Callable[..., Any]:
     keyword (one whose default is a factory always takes a new default). A frozen class
     refuses plain attribute stores, and its descriptors' `__set__` costs a call per field,
     so the fields are stored on a twin with the same slots, which then becomes `cls`.
+
+    `deferred` (for a `_View`): the constructor takes `read` and `arg` after `names`, and
+    leaves every other field empty until one is read; then they all come from `read(arg)`,
+    which makes the complete view. A call whose hooks never look at a field does not pay
+    for reading it from the native call.
     """
     fields = attrs.fields(cls)
     twin = type(f"_{cls.__name__}Builder", cls.__bases__, {"__slots__": [f.name for f in fields]})
     namespace: dict[str, Any] = {"_new": object.__new__, "_twin": twin, "_cls": cls}
     body: list[str] = []
     keywords: list[str] = []  # the other fields with a plain default may be given by name
+    if deferred:
+        assert issubclass(cls, _View), f"{cls.__name__} cannot be deferred"
+        names = (*names, "read", "arg")
+        body.append("    obj._source = (read, arg)\n")
     for field in fields:
         name = field.name
+        if deferred and name not in names:
+            continue
         if name in names:
             value = name
         elif isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
@@ -185,7 +234,7 @@ class ToolSpec(_Replace):
 
 
 @attrs.frozen(slots=True, weakref_slot=False)
-class ModelRequest(_Replace):
+class ModelRequest(_View):
     """A model call: messages, tools, model name, other options, whether it streams.
 
     `raw` is the adapter's record of the native call; hooks leave it alone.
@@ -200,7 +249,7 @@ class ModelRequest(_Replace):
 
 
 @attrs.frozen(slots=True, weakref_slot=False)
-class ModelResponse(_Replace):
+class ModelResponse(_View):
     """A model's answer; `raw` is the native response it was read from (if any)."""
 
     message: Message = attrs.field(factory=lambda: Message("assistant"))
@@ -350,6 +399,8 @@ new_message = maker(Message, "role", "content")
 new_full_message = maker(Message, "role", "content", "tool_calls", "tool_call_id", "name")
 new_request = maker(ModelRequest, "messages", "tools", "model", "options", "stream", "raw")
 new_response = maker(ModelResponse, "message", "usage", "finish_reason", "model", "raw")
+deferred_request = maker(ModelRequest, "model", "stream", "raw", deferred=True)
+deferred_response = maker(ModelResponse, deferred=True)
 new_chunk = maker(Chunk, "kind", "text", "raw")
 new_usage = maker(Usage, "input_tokens", "output_tokens", "total_tokens")
 new_text_part = maker(TextPart, "text")

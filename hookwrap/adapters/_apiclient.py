@@ -28,7 +28,7 @@ from .._convert import message_from
 from .._engine import ModelEngine
 from .._stack import Chain
 from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
-from ._wire import Event, Framer, SSEDecoder, Wire, loads
+from ._wire import Event, Framer, SSEDecoder, Wire
 
 __all__ = ["ApiClientAdapter", "ClientProxy", "Layer", "hook_client", "process_hooked"]
 
@@ -362,9 +362,7 @@ class ApiClientAdapter(Adapter):
 
     def request(self, call: Call) -> ModelRequest:
         ex: Exchange = call.args[2]
-        request = ex.wire.request(call.args[1].json_data)
-        # a view made just now, seen by no one yet: filled in place rather than copied
-        object.__setattr__(request, "raw", call)
+        request = ex.wire.view(call.args[1].json_data, call)
         call.request = request
         return request
 
@@ -413,7 +411,7 @@ class ApiClientAdapter(Adapter):
     def response(self, native: Any, call: Call | None) -> ModelResponse:
         assert call is not None
         ex: Exchange = call.args[2]
-        response = ex.wire.response(loads(native.content))
+        response = ex.wire.response_view(native.content)
         call.response = response
         call.result = native
         return response
@@ -681,7 +679,8 @@ class Layer:
 
     def __init__(self, chain: Chain, wires: Sequence[Wire], what: str) -> None:
         self.chain = chain
-        self.wires = tuple(wires)
+        # a stack with no hooks at all leaves calls alone: they go straight to the SDK
+        self.wires = tuple(wires) if chain.hooks else ()
         self.what = what
         self.sync_engine: ModelEngine | None = None
         self.async_engine: ModelEngine | None = None
@@ -757,6 +756,8 @@ def hook_client(client: Any, layers: Sequence[Layer]) -> Any:
     is_async = inspect.iscoroutinefunction(cls.request)
     request = client.request
     for layer in layers:
+        if not layer.wires:  # no hooks: nothing to go through
+            continue
         layer.engine(is_async)  # refuse hooks this client cannot run now, not at the first call
         request = functools.partial(layer.acall if is_async else layer.call, client, request)
     client.request = request

@@ -46,6 +46,7 @@ from .._types import (
     ToolCall,
     ToolSpec,
     Usage,
+    deferred_request,
     maker,
     new_full_message,
     new_message,
@@ -471,12 +472,22 @@ class GeminiWire(Wire):
 
     # -- request ----------------------------------------------------------------------------
 
+    def view(self, body: Mapping[str, Any], raw: Any, path: str | None = None) -> ModelRequest:
+        """`request(body, path)` with `raw` set, read from `body` on first use (see `Wire`)."""
+        made: ModelRequest = deferred_request(
+            model_of(path) if path else None,
+            bool(path and STREAM_PATH in path),
+            raw,
+            self._request_of,
+            (body, path),
+        )
+        return made
+
+    def _request_of(self, args: tuple[Mapping[str, Any], str | None]) -> ModelRequest:
+        return self.request(*args)
+
     def request(self, body: Mapping[str, Any], path: str | None = None) -> ModelRequest:
         """The neutral request for `body`; the model and `stream` come from `path`."""
-        return self.view(body, path, None)
-
-    def view(self, body: Mapping[str, Any], path: str | None, raw: Any) -> ModelRequest:
-        """`request` with `raw` set."""
         messages: list[Message] = []
         system = _system(body)
         if system is not None:
@@ -496,7 +507,7 @@ class GeminiWire(Wire):
             model_of(path) if path else None,
             options,
             bool(path and STREAM_PATH in path),
-            raw,
+            None,
         )
         return made
 

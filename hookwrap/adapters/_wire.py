@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from .._types import Chunk, ModelRequest, ModelResponse
+from .._types import Chunk, ModelRequest, ModelResponse, deferred_request, deferred_response
 
 __all__ = ["Event", "Framer", "SSEDecoder", "Wire", "encode_sse", "json_int", "loads", "parse_sse"]
 
@@ -200,6 +200,19 @@ class Wire:
         """The neutral request for a JSON body (`raw` left unset)."""
         raise NotImplementedError
 
+    def view(self, body: Mapping[str, Any], raw: Any) -> ModelRequest:
+        """`request(body)` with `raw` set, its messages, tools and options read from `body`
+        the first time a hook looks at one of them."""
+        model = body.get("model")
+        made: ModelRequest = deferred_request(
+            model if isinstance(model, str) else None,
+            bool(body.get("stream")),
+            raw,
+            self.request,
+            body,
+        )
+        return made
+
     def write_request(self, request: ModelRequest, body: Mapping[str, Any]) -> dict[str, Any]:
         """A new body: `body` with the neutral fields of `request` written in, others kept."""
         raise NotImplementedError
@@ -207,6 +220,15 @@ class Wire:
     def response(self, data: Mapping[str, Any]) -> ModelResponse:
         """The neutral response for a JSON response body (`raw` set to `data`)."""
         raise NotImplementedError
+
+    def response_view(self, content: bytes) -> ModelResponse:
+        """`response` of a JSON response body's bytes, read the first time a hook looks at
+        the view's fields."""
+        made: ModelResponse = deferred_response(self._response_of, content)
+        return made
+
+    def _response_of(self, content: bytes) -> ModelResponse:
+        return self.response(loads(content))
 
     def write_response(
         self, response: ModelResponse, data: Mapping[str, Any] | None

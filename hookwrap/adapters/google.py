@@ -28,7 +28,16 @@ from .._adapter import Adapter, Call
 from .._convert import message_from
 from .._engine import ModelEngine
 from .._stack import Chain
-from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
+from .._types import (
+    DROP,
+    Chunk,
+    Message,
+    ModelRequest,
+    ModelResponse,
+    deferred_response,
+    new_message,
+    new_response,
+)
 from ._google_wire import GeminiWire
 from ._wire import Event, loads
 
@@ -77,6 +86,10 @@ def _body(http: Any) -> Any:
     return loads(body) if body else {}
 
 
+def _response_of(http: Any) -> ModelResponse:
+    return _WIRE.response(_body(http))
+
+
 def _stream_of(gen: Any) -> Any:
     """The HTTP response under the SDK's streaming generator, to close it with the generator.
 
@@ -113,7 +126,7 @@ class GeminiAdapter(Adapter):
     # -- the request ------------------------------------------------------------------------
 
     def request(self, call: Call) -> ModelRequest:
-        request = _WIRE.view(call.args[2], call.args[1], call)
+        request = _WIRE.view(call.args[2], call, call.args[1])
         call.request = request
         return request
 
@@ -133,7 +146,7 @@ class GeminiAdapter(Adapter):
     # -- the answer -------------------------------------------------------------------------
 
     def response(self, native: Any, call: Call | None) -> ModelResponse:
-        response = _WIRE.response(_body(native))
+        response: ModelResponse = deferred_response(_response_of, native)
         if call is not None:
             call.response = response
             call.result = native
@@ -396,6 +409,8 @@ def _hooked_api(api: Any, layer: _Layer) -> Any:
     failing a lookup of its own first, which cost a fifth of a streamed call. `api` itself
     is left as it was.
     """
+    if not layer.chain.hooks:  # a stack with no hooks at all: calls go straight to the SDK
+        return api
     cls: type[Any] = api.__class__
     if not hasattr(api, "__dict__"):
         raise TypeError(f"hw.wrap: cannot hook {cls.__qualname__}, which keeps no __dict__")
@@ -571,7 +586,7 @@ def patch(chain: Chain) -> None:
     layer = _Layer(chain, "the patched google-genai SDK")
     saved = {name: cls.__dict__[name] for name in _PATCHED}
     for name, original in saved.items():
-        setattr(cls, name, _hooked(original, layer))
+        setattr(cls, name, _hooked(original, layer) if chain.hooks else original)
     cls.__hookwrap_saved__ = saved
 
 
