@@ -1,0 +1,364 @@
+"""Deferred views: an SDK call's request and response are read from the native call the
+first time someone looks at them, and then are what reading them at once gives."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import pickle
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import pytest
+
+import hookwrap as hw
+from hookwrap._types import Message, ModelRequest, ModelResponse, Usage, deferred_request
+from hookwrap._types import deferred_response as deferred_response_of
+from hookwrap.adapters import _google_wire, _wire, google
+from hookwrap.adapters._anthropic_wire import MessagesWire
+from hookwrap.adapters._google_wire import STREAM_PATH, GeminiWire
+from hookwrap.adapters._openai_wire import ChatCompletionsWire, CompletionsWire, ResponsesWire
+from hookwrap.adapters._wire import Wire
+from hookwrap.testing import FakeProvider
+
+USER = [{"role": "user", "content": "hi"}]
+FULL = ModelRequest((Message.user("hi"),), model="full", options={"temperature": 0}, stream=True)
+
+
+class Reads:
+    """A `read` for deferred views that counts its calls."""
+
+    def __init__(self, result: Any = FULL) -> None:
+        self.result = result
+        self.calls = 0
+
+    def __call__(self, arg: Any) -> Any:
+        self.calls += 1
+        if isinstance(self.result, BaseException):
+            raise self.result
+        return self.result
+
+
+def lazy(read: Callable[[Any], Any], model: str | None = "m", stream: bool = False) -> Any:
+    return deferred_request(model, stream, "raw", read, "body")
+
+
+# -- the views themselves --------------------------------------------------------------------
+
+
+def test_a_deferred_view_is_the_public_class_and_reads_nothing_until_asked() -> None:
+    read = Reads()
+    view = lazy(read)
+    assert type(view) is ModelRequest
+    assert isinstance(view, ModelRequest)
+    assert (view.model, view.stream, view.raw) == ("m", False, "raw")  # given: no read
+    assert read.calls == 0
+
+
+def test_the_first_field_read_fills_every_other_once_and_keeps_the_given_ones() -> None:
+    read = Reads()
+    view = lazy(read)
+    assert view.messages == FULL.messages
+    assert (view.tools, view.options) == (FULL.tools, FULL.options)
+    assert read.calls == 1
+    # the fields it was made with stay as given, not as the complete view has them
+    assert (view.model, view.stream, view.raw) == ("m", False, "raw")
+    assert view.options is FULL.options  # the read's own values, not copies
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        pytest.param(lambda v: v == ModelRequest(FULL.messages, (), "m", FULL.options), id="eq"),
+        pytest.param(lambda v: "hi" in repr(v), id="repr"),
+        pytest.param(lambda v: v.replace(model="x").messages == FULL.messages, id="replace"),
+        pytest.param(lambda v: attrs.asdict(v)["options"] == {"temperature": 0}, id="asdict"),
+        pytest.param(lambda v: copy.copy(v).messages == FULL.messages, id="copy"),
+        pytest.param(lambda v: pickle.loads(pickle.dumps(v)).tools == (), id="pickle"),
+    ],
+)
+def test_every_way_of_looking_at_a_view_sees_it_filled(use: Callable[[Any], bool]) -> None:
+    read = Reads(FULL.replace(options={"temperature": 0}, tools=()))
+    view = lazy(read)
+    assert use(view)
+    assert read.calls == 1
+
+
+def test_replace_gives_a_plain_view_of_the_same_class() -> None:
+    view = lazy(Reads())
+    changed = view.replace(model="other")
+    assert type(changed) is ModelRequest
+    assert changed == ModelRequest(FULL.messages, (), "other", FULL.options)
+    assert changed.raw == "raw"
+
+
+def test_a_name_the_class_does_not_have_is_an_attribute_error_and_reads_nothing() -> None:
+    read = Reads()
+    view = lazy(read)
+    with pytest.raises(AttributeError, match="has no attribute 'mesages'"):
+        view.mesages  # noqa: B018
+    assert not hasattr(view, "mesages")
+    assert read.calls == 0
+
+
+def test_a_view_is_frozen_before_and_after_it_is_filled() -> None:
+    view = lazy(Reads())
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        view.messages = ()
+    assert view.messages == FULL.messages
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        view.messages = ()
+
+
+def test_a_read_that_fails_raises_its_own_error_at_every_look() -> None:
+    read = Reads(ValueError("a message has role 'robot'"))
+    view = lazy(read)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="role 'robot'"):
+            view.messages  # noqa: B018
+    assert read.calls == 2
+    assert view.model == "m"  # what it was made with still reads
+
+
+def test_a_deferred_response_reads_every_field_on_first_use() -> None:
+    full = ModelResponse(Message.assistant("hello"), Usage(1, 2, 3), "stop", "m", {"id": 1})
+    read = Reads(full)
+    view = deferred_response_of(read, b"{}")
+    assert type(view) is ModelResponse
+    assert read.calls == 0
+    assert view.text == "hello"  # through a property too
+    assert (view.usage, view.finish_reason, view.model, view.raw) == (
+        Usage(1, 2, 3),
+        "stop",
+        "m",
+        {"id": 1},
+    )
+    assert view == full
+    assert read.calls == 1
+
+
+def test_threads_reading_one_view_at_once_all_see_the_complete_view() -> None:
+    for _ in range(20):
+        gate = threading.Barrier(8)
+        view = lazy(Reads())
+        seen: list[Any] = []
+
+        def look(view: Any = view, gate: threading.Barrier = gate, seen: list[Any] = seen) -> None:
+            gate.wait()
+            seen.append((view.messages, view.tools, view.options, view.model))
+
+        threads = [threading.Thread(target=look) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert seen == [(FULL.messages, (), FULL.options, "m")] * 8
+
+
+# -- the wires: the fields a view is made with are those the full reading gives ---------------
+
+
+class Placeholder:
+    """Like the SDKs' `omit` / `NOT_GIVEN`: falsy, and not a str."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
+BODIES = [
+    {},
+    {"model": "m"},
+    {"model": "m", "stream": True},
+    {"model": "m", "stream": False},
+    {"model": None, "stream": None},
+    {"model": Placeholder(), "stream": Placeholder()},
+    {"model": 7, "stream": 1},
+]
+
+
+@pytest.mark.parametrize(
+    ("wire", "extra"),
+    [
+        (ChatCompletionsWire(), {"messages": USER}),
+        (ResponsesWire(), {"input": "hi", "instructions": "Be brief."}),
+        (CompletionsWire(), {"prompt": "hi"}),
+        (MessagesWire(), {"messages": USER, "max_tokens": 5, "system": "Be brief."}),
+    ],
+    ids=("chat", "responses", "completions", "anthropic"),
+)
+@pytest.mark.parametrize("head", BODIES, ids=range(len(BODIES)))
+def test_a_view_of_a_body_is_its_full_reading(
+    wire: Wire, extra: dict[str, Any], head: dict[str, Any]
+) -> None:
+    body = {**extra, **head}
+    full = wire.request(body)
+    view = wire.view(body, "raw")
+    assert (view.model, view.stream) == (full.model, full.stream)  # made with, not read
+    assert view == full
+    assert view.raw == "raw"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [None, "models/gemini-2.5-flash:generateContent", f"models/g{STREAM_PATH}", "models/x"],
+)
+def test_a_gemini_view_is_its_full_reading(path: str | None) -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    wire = GeminiWire()
+    full = wire.request(body, path)
+    view = wire.view(body, "raw", path)
+    assert (view.model, view.stream) == (full.model, full.stream)
+    assert view == full
+    assert view.raw == "raw"
+
+
+# -- SDK calls: read when a hook looks, not otherwise -----------------------------------------
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How often the views SDK adapters made were read (filled), requests and responses."""
+    counts = {"request": 0, "response": 0}
+
+    def counting(make: Any, kind: str) -> Any:
+        def made(*args: Any) -> Any:
+            *given, read, arg = args
+
+            def counted(arg: Any) -> Any:
+                counts[kind] += 1
+                return read(arg)
+
+            return make(*given, counted, arg)
+
+        return made
+
+    for module in (_wire, _google_wire):
+        monkeypatch.setattr(module, "deferred_request", counting(deferred_request, "request"))
+    for module in (_wire, google):
+        monkeypatch.setattr(module, "deferred_response", counting(deferred_response_of, "response"))
+    return counts
+
+
+def _client(sdk: str, provider: FakeProvider, use: list[Any]) -> Callable[[], str]:
+    if sdk == "openai":
+        client = hw.wrap(provider.openai(), use=use)
+        return lambda: (
+            client.chat.completions.create(model="m", messages=USER).choices[0].message.content
+        )
+    if sdk == "anthropic":
+        client = hw.wrap(provider.anthropic(), use=use)
+        return lambda: (
+            client.messages.create(model="m", max_tokens=9, messages=USER).content[0].text
+        )
+    client = hw.wrap(provider.genai(), use=use)
+    return lambda: client.models.generate_content(model="m", contents="hi").text
+
+
+SDKS = ("openai", "anthropic", "genai")
+
+
+@hw.before_model
+def glance(request: hw.ModelRequest) -> None:
+    return None
+
+
+@hw.after_model
+def nod(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+    return None
+
+
+@hw.wrap_model
+def around(request: hw.ModelRequest, call_next: Any) -> Any:
+    return call_next(request)
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_hooks_that_do_not_look_leave_the_call_unread(sdk: str, reads: dict[str, int]) -> None:
+    call = _client(sdk, FakeProvider(["hello"]), [glance, nod, around])
+    assert call() == "hello"
+    assert reads == {"request": 0, "response": 0}
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_hooks_that_look_read_the_call_once_and_see_it_all(sdk: str, reads: dict[str, int]) -> None:
+    seen: list[Any] = []
+
+    @hw.before_model
+    def look(request: hw.ModelRequest) -> None:
+        seen.append(request.messages[-1].text)
+
+    @hw.after_model
+    def look_after(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append((request.messages[-1].text, response.text, response.usage is not None))
+
+    call = _client(sdk, FakeProvider(["hello"]), [look, look_after, nod, glance])
+    assert call() == "hello"
+    assert seen == ["hi", ("hi", "hello", True)]
+    assert reads == {"request": 1, "response": 1}
+
+
+@pytest.mark.parametrize("sdk", SDKS)
+def test_inside_a_run_the_usage_is_read_and_counted(sdk: str, reads: dict[str, int]) -> None:
+    finished: list[Any] = []
+
+    @hw.on_finish
+    def done(info: hw.FinishInfo) -> None:
+        finished.append(info.usage)
+
+    call = _client(sdk, FakeProvider(["hello"]), [glance])
+    with hw.run(use=[done]):
+        call()
+    assert len(finished) == 1
+    assert finished[0] is not None
+    assert finished[0].output_tokens > 0
+    assert reads["response"] == 1
+
+
+# -- no hooks at all: the SDK alone ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hooked", [False, True], ids=("no_hooks", "hooks"))
+@pytest.mark.parametrize("sdk", SDKS)
+def test_a_client_wrapped_with_no_hooks_calls_the_sdk_directly(
+    sdk: str, hooked: bool, reads: dict[str, int]
+) -> None:
+    runs: list[bool] = []
+
+    def reply(request: hw.ModelRequest) -> str:
+        try:
+            hw.current()
+        except LookupError:
+            runs.append(False)
+        else:
+            runs.append(True)
+        return "hello"
+
+    call = _client(sdk, FakeProvider([reply]), [glance] if hooked else [])
+    assert call() == "hello"
+    assert runs == [hooked]  # a hooked call runs in its one-call run; a bare one in none
+
+
+def test_an_async_client_wrapped_with_no_hooks_calls_the_sdk_directly() -> None:
+    runs: list[bool] = []
+
+    def reply(request: hw.ModelRequest) -> str:
+        try:
+            hw.current()
+        except LookupError:
+            runs.append(False)
+        else:
+            runs.append(True)
+        return "hello"
+
+    provider = FakeProvider([reply, reply])
+    openai_client = hw.wrap(provider.openai(async_=True), use=[])
+    genai_client = hw.wrap(provider.genai(), use=[]).aio
+
+    async def main() -> None:
+        await openai_client.chat.completions.create(model="m", messages=USER)
+        await genai_client.models.generate_content(model="m", contents="hi")
+
+    asyncio.run(main())
+    assert runs == [False, False]
