@@ -8,7 +8,10 @@ from typing import Any, ClassVar
 
 from ._types import Chunk, ModelRequest, ModelResponse
 
-__all__ = ["Adapter", "Call", "is_stream"]
+__all__ = ["Adapter", "Call", "Natives", "is_stream"]
+
+# a stream's native items (an iterator, or an async one) and the chunk each stands for
+Natives = tuple[Any, Callable[[Any], Chunk]]
 
 
 class Call:
@@ -92,6 +95,13 @@ class Adapter:
 
     def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         raise NotImplementedError
+
+    def natives(self, call: Call, is_async: bool) -> Natives | None:
+        """For a stream of `call` no hook looks at chunk by chunk, before `chunks` (or
+        `achunks`) was first pulled: the native items to hand on as they come, and what
+        makes a chunk of one (for a response view, made only if someone looks at it).
+        None: chunks are made."""
+        return None
 
     def native(self, response: ModelResponse, call: Call | None) -> Any:
         """The caller's form of a (possibly changed) response."""

@@ -23,7 +23,7 @@ from collections.abc import (
 )
 from typing import Any, cast
 
-from ._adapter import Adapter, Call, is_stream
+from ._adapter import Adapter, Call, Natives, is_stream
 from ._convert import tool_call_from
 from ._errors import Aborted
 from ._onion import build, build_async
@@ -62,6 +62,7 @@ from ._types import (
     ToolCall,
     ToolOutcome,
     Usage,
+    deferred_response,
     new_full_message,
     new_response,
     new_usage,
@@ -418,17 +419,29 @@ class ModelEngine(_Shared):
         # in this copy of that context (cheaper than setting the variable per chunk, and the
         # target's generator always resumes in the same context).
         run = contextvars.copy_context().run
-        # `run(next, chunks)` again and again, until its StopIteration ends the `map`
-        step = cast("Callable[[Any, Iterator[Chunk]], Chunk]", run)
-        pulled = map(step, itertools.repeat(next), itertools.repeat(chunks))
         adapter = self.adapter
         hooks = self.chunk_hooks
         direct = self.raw_direct or _own(chunks, call)
-        received: list[Chunk] | None = [] if self.keep_chunks else None
+        received: list[Any] | None = [] if self.keep_chunks else None
+        # no hook looks at the chunks one by one: the adapter's native items, if it has them
+        natives = None if hooks or not _own(chunks, call) else adapter.natives(call, False)
+        source: Iterator[Any] = chunks
+        if natives is not None:
+            source = natives[0]
+            _opened(call, source)
+        # `run(next, source)` again and again, until its StopIteration ends the `map`
+        step = cast("Callable[[Any, Iterator[Any]], Any]", run)
+        pulled = map(step, itertools.repeat(next), itertools.repeat(source))
         try:
             yield _PRIMED  # a stream dropped before its first pull is closed from here
             ctx.phase = "model_stream"
             for index, chunk in enumerate(pulled):
+                if natives is not None:  # a native item, handed on as it came
+                    ctx.chunk_index = index
+                    if received is not None:
+                        received.append(chunk)
+                    yield chunk
+                    continue
                 if not direct and chunk.__class__ is not Chunk:
                     raise self._not_a_chunk(chunk)
                 ctx.chunk_index = index
@@ -453,7 +466,7 @@ class ModelEngine(_Shared):
                             yield native
                 else:
                     adapter.dropped(chunk, call)
-            usage = run(self._stream_end, ctx, request, received)
+            usage = run(self._stream_end, ctx, request, _response_of(received, natives, request))
             if one_call:
                 run(self._end_sync, ctx, None, usage)
         except GeneratorExit:
@@ -478,19 +491,20 @@ class ModelEngine(_Shared):
         )
 
     def _stream_end(
-        self, ctx: RunContext[Any], request: ModelRequest, received: list[Chunk] | None
+        self, ctx: RunContext[Any], request: ModelRequest, response: ModelResponse | None
     ) -> Usage | None:
-        if received is None:
+        if response is None:
             return None
         ctx.phase = "after_model"
-        response = assemble(received, request.model)
-        usage = response.usage
-        if usage is not None:
-            run = ctx._run  # pyright: ignore[reportPrivateUsage]
-            if run is not None:  # a one-call run with no terminal hooks counts nothing
-                _count(run, usage)
-            if self.usage:
-                call_all(self.usage, (usage,), ctx)
+        usage = None
+        run = ctx._run  # pyright: ignore[reportPrivateUsage]
+        if run is not None or self.usage:  # as in `call`: read for someone to see
+            usage = response.usage
+            if usage is not None:
+                if run is not None:
+                    _count(run, usage)
+                if self.usage:
+                    call_all(self.usage, (usage,), ctx)
         if self.after:
             after_model(self.after, request, response, ctx)  # observes: chunks are delivered
         return usage
@@ -581,7 +595,12 @@ class ModelEngine(_Shared):
         adapter = self.adapter
         hooks = self.chunk_hooks
         direct = self.raw_direct or _own(chunks, call)
-        received: list[Chunk] | None = [] if self.keep_chunks else None
+        received: list[Any] | None = [] if self.keep_chunks else None
+        natives = None if hooks or not _own(chunks, call) else adapter.natives(call, True)
+        source: AsyncIterator[Any] = chunks
+        if natives is not None:
+            source = natives[0]
+            _opened(call, source)
         index = 0
         try:
             yield _PRIMED
@@ -590,7 +609,7 @@ class ModelEngine(_Shared):
                 try:
                     ctx.phase = "model_stream"
                     try:
-                        chunk = await chunks.__anext__()
+                        chunk = await source.__anext__()
                     except StopAsyncIteration:
                         break
                     if not direct and chunk.__class__ is not Chunk:
@@ -600,6 +619,11 @@ class ModelEngine(_Shared):
                     out: Any = await on_chunk_async(hooks, chunk, ctx) if hooks else chunk
                 finally:
                     current_var.reset(token)
+                if natives is not None:  # a native item, handed on as it came
+                    if received is not None:
+                        received.append(chunk)
+                    yield chunk
+                    continue
                 if out is chunk and chunk.raw is not None and (direct or chunk is call.seen):
                     if received is not None:
                         received.append(chunk)
@@ -621,7 +645,9 @@ class ModelEngine(_Shared):
                     adapter.dropped(chunk, call)
             token = current_var.set(ctx)
             try:
-                usage = await self._astream_end(ctx, request, received)
+                usage = await self._astream_end(
+                    ctx, request, _response_of(received, natives, request)
+                )
                 if one_call:
                     await self._end_async(ctx, None, usage)
             finally:
@@ -648,19 +674,20 @@ class ModelEngine(_Shared):
             call.release()
 
     async def _astream_end(
-        self, ctx: RunContext[Any], request: ModelRequest, received: list[Chunk] | None
+        self, ctx: RunContext[Any], request: ModelRequest, response: ModelResponse | None
     ) -> Usage | None:
-        if received is None:
+        if response is None:
             return None
         ctx.phase = "after_model"
-        response = assemble(received, request.model)
-        usage = response.usage
-        if usage is not None:
-            run = ctx._run  # pyright: ignore[reportPrivateUsage]
-            if run is not None:  # a one-call run with no terminal hooks counts nothing
-                _count(run, usage)
-            if self.usage:
-                await call_all_async(self.usage, (usage,), ctx)
+        usage = None
+        run = ctx._run  # pyright: ignore[reportPrivateUsage]
+        if run is not None or self.usage:
+            usage = response.usage
+            if usage is not None:
+                if run is not None:
+                    _count(run, usage)
+                if self.usage:
+                    await call_all_async(self.usage, (usage,), ctx)
         if self.after:
             await after_model_async(self.after, request, response, ctx)
         return usage
@@ -675,6 +702,24 @@ class ModelEngine(_Shared):
                 yield item
         finally:
             await stream.aclose()
+
+
+def _response_of(
+    received: list[Any] | None, natives: Natives | None, request: ModelRequest
+) -> ModelResponse | None:
+    """The response a stream delivered, when someone may look at it: assembled from its
+    chunks, or (a stream of native items) a view assembled on first use."""
+    if received is None:
+        return None
+    if natives is None:
+        return assemble(received, request.model)
+    made: ModelResponse = deferred_response(_assembled, (received, natives[1], request.model))
+    return made
+
+
+def _assembled(args: tuple[list[Any], Callable[[Any], Chunk], str | None]) -> ModelResponse:
+    items, chunk_of, model = args
+    return assemble(list(map(chunk_of, items)), model)
 
 
 def _own(chunks: Any, call: Call) -> bool:

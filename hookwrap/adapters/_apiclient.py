@@ -23,7 +23,7 @@ from typing import Any, cast
 
 import wrapt
 
-from .._adapter import Adapter, Call
+from .._adapter import Adapter, Call, Natives
 from .._convert import message_from
 from .._engine import ModelEngine
 from .._stack import Chain
@@ -40,7 +40,7 @@ _capture: ContextVar[bool] = ContextVar("hookwrap_capture", default=False)
 class Exchange:
     """One model call's native side: the client, its wire, and what came back."""
 
-    __slots__ = ("capture", "client", "dropped", "http", "template", "wire")
+    __slots__ = ("capture", "client", "dropped", "http", "pulled", "template", "wire")
 
     def __init__(self, client: Any, wire: Wire, capture: bool) -> None:
         self.client = client
@@ -49,6 +49,7 @@ class Exchange:
         self.http: Any = None
         self.template: Event | None = None
         self.dropped = False  # whether a hook dropped one of the stream's chunks
+        self.pulled = False  # whether the stream's chunks were pulled
 
 
 def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
@@ -423,6 +424,7 @@ class ApiClientAdapter(Adapter):
         http = native.http
         decoder = SSEDecoder()
         feed = decoder.feed
+        ex.pulled = True
         try:
             for data in _raw_or_decoded(http):
                 for event in feed(data):
@@ -445,6 +447,7 @@ class ApiClientAdapter(Adapter):
         http = native.http
         decoder = SSEDecoder()
         feed = decoder.feed
+        ex.pulled = True
         try:
             async for data in _araw_or_decoded(http):
                 for event in feed(data):
@@ -459,6 +462,13 @@ class ApiClientAdapter(Adapter):
                 yield chunk
         finally:
             await http.aclose()
+
+    def natives(self, call: Call, is_async: bool) -> Natives | None:
+        ex: Exchange = call.args[2]
+        if ex.pulled:
+            return None
+        ex.pulled = True  # the chunks made now would come from a consumed response
+        return (_aevents if is_async else _events)(ex.http), ex.wire.chunk
 
     def dropped(self, chunk: Chunk, call: Call | None) -> None:
         assert call is not None
