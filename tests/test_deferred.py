@@ -362,3 +362,168 @@ def test_an_async_client_wrapped_with_no_hooks_calls_the_sdk_directly() -> None:
 
     asyncio.run(main())
     assert runs == [False, False]
+
+
+# -- streams no hook looks at chunk by chunk ---------------------------------------------------
+
+
+@pytest.fixture
+def chunks_made(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Every chunk the OpenAI and Anthropic wires made of a stream's events."""
+    made: list[Any] = []
+    for cls in (ChatCompletionsWire, MessagesWire):
+        original = cls.chunk
+
+        def counted(self: Any, event: Any, _fn: Any = original) -> Any:
+            chunk = _fn(self, event)
+            made.append(chunk)
+            return chunk
+
+        monkeypatch.setattr(cls, "chunk", counted)
+    return made
+
+
+def _stream(sdk: str, provider: FakeProvider, use: list[Any]) -> Callable[[], Any]:
+    if sdk == "openai":
+        client = hw.wrap(provider.openai(), use=use)
+        return lambda: client.chat.completions.create(model="m", messages=USER, stream=True)
+    anthropic_client = hw.wrap(provider.anthropic(), use=use)
+    return lambda: anthropic_client.messages.create(
+        model="m", max_tokens=9, messages=USER, stream=True
+    )
+
+
+def _text(sdk: str, stream: Any) -> str:
+    if sdk == "openai":
+        return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    return "".join(e.delta.text for e in stream if e.type == "content_block_delta")
+
+
+STREAMING = ("openai", "anthropic")
+
+
+@pytest.mark.parametrize("sdk", STREAMING)
+def test_a_stream_no_hook_looks_into_makes_no_chunks(sdk: str, chunks_made: list[Any]) -> None:
+    plain = _text(sdk, _stream(sdk, FakeProvider(["hello there"]), [])())
+    by_the_fake = len(chunks_made)  # the fake provider reads what it serves through the wire
+    hooked = _text(sdk, _stream(sdk, FakeProvider(["hello there"]), [glance, nod, around])())
+    assert hooked == plain == "hello there"
+    assert len(chunks_made) == 2 * by_the_fake
+
+
+@pytest.mark.parametrize("sdk", STREAMING)
+def test_an_after_model_hook_that_looks_sees_the_stream_assembled(
+    sdk: str, chunks_made: list[Any]
+) -> None:
+    seen: list[Any] = []
+
+    @hw.after_model
+    def look(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append((response.text, response.finish_reason is not None, response.model))
+
+    _text(sdk, _stream(sdk, FakeProvider(["hello there"]), [])())
+    by_the_fake = len(chunks_made)
+    stream = _stream(sdk, FakeProvider(["hello there"]), [look, around])()
+    assert _text(sdk, stream) == "hello there"
+    assert seen == [("hello there", True, "m")]
+    assert len(chunks_made) > 2 * by_the_fake  # made once someone looked
+
+
+@pytest.mark.parametrize("sdk", STREAMING)
+def test_a_stream_of_native_items_counts_its_usage_in_a_run(sdk: str) -> None:
+    usages: list[Any] = []
+    finished: list[Any] = []
+
+    @hw.on_usage
+    def count(usage: hw.Usage) -> None:
+        usages.append(usage)
+
+    @hw.on_finish
+    def done(info: hw.FinishInfo) -> None:
+        finished.append(info.usage)
+
+    provider = FakeProvider(["hello there"])
+    with hw.run(use=[done]):
+        _text(sdk, _stream(sdk, provider, [count, nod])())
+    if sdk == "openai":  # Chat Completions streams carry usage only when asked for
+        assert usages == []
+        assert finished == [hw.Usage()]
+    else:
+        assert len(usages) == 1
+        assert usages[0].output_tokens > 0
+        assert finished == usages
+
+
+@pytest.mark.parametrize("sdk", STREAMING)
+def test_leaving_a_stream_of_native_items_early_closes_it_at_once(sdk: str) -> None:
+    ends: list[Any] = []
+
+    @hw.on_abort
+    def aborted(info: Any) -> None:
+        ends.append("abort")
+
+    provider = FakeProvider(["one two three four five six"])
+    stream = _stream(sdk, provider, [nod, aborted])()
+    for _ in stream:
+        break
+    stream.close()
+    assert ends == ["abort"]
+    assert provider.closed == 1
+
+
+@hw.wrap_model
+def agreed(request: hw.ModelRequest) -> Any:
+    response = yield request
+    return response
+
+
+@hw.wrap_model
+def peek(request: hw.ModelRequest, call_next: Any) -> Any:
+    chunks = call_next(request)
+    first = next(chunks)
+
+    def rest() -> Any:
+        yield first
+        yield from chunks
+
+    return rest()
+
+
+@pytest.mark.parametrize("sdk", STREAMING)
+def test_a_stream_a_wrap_hook_pulled_from_is_read_as_chunks(
+    sdk: str, chunks_made: list[Any]
+) -> None:
+    _text(sdk, _stream(sdk, FakeProvider(["hello there"]), [])())
+    by_the_fake = len(chunks_made)
+    stream = _stream(sdk, FakeProvider(["hello there"]), [peek, nod])()
+    assert _text(sdk, stream) == "hello there"
+    assert len(chunks_made) > 2 * by_the_fake
+
+
+@pytest.mark.parametrize("sdk", STREAMING)
+def test_an_async_stream_no_hook_looks_into_makes_no_chunks(
+    sdk: str, chunks_made: list[Any]
+) -> None:
+    seen: list[str] = []
+
+    @hw.after_model
+    def look(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response.text)
+
+    async def main(use: list[Any]) -> str:
+        provider = FakeProvider(["hello there"])
+        if sdk == "openai":
+            client = hw.wrap(provider.openai(async_=True), use=use)
+            stream = await client.chat.completions.create(model="m", messages=USER, stream=True)
+            return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+        aclient = hw.wrap(provider.anthropic(async_=True), use=use)
+        stream = await aclient.messages.create(model="m", max_tokens=9, messages=USER, stream=True)
+        return "".join([e.delta.text async for e in stream if e.type == "content_block_delta"])
+
+    assert asyncio.run(main([])) == "hello there"
+    by_the_fake = len(chunks_made)
+    assert asyncio.run(main([glance, nod, agreed])) == "hello there"
+    assert len(chunks_made) == 2 * by_the_fake
+    assert asyncio.run(main([look])) == "hello there"
+    assert seen == ["hello there"]
+    assert len(chunks_made) > 3 * by_the_fake
