@@ -24,7 +24,7 @@ from typing import Any, cast
 
 import wrapt
 
-from .._adapter import Adapter, Call
+from .._adapter import Adapter, Call, Natives
 from .._convert import message_from
 from .._engine import ModelEngine
 from .._stack import Chain
@@ -73,12 +73,15 @@ class _Sent(Event):
 class _Exchange:
     """One model call's native side, beside the SDK's own arguments in `Call.args`."""
 
-    __slots__ = ("headers", "path", "template")
+    __slots__ = ("answer", "bare", "headers", "path", "pulled", "template")
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.template: Event | None = None  # the stream's first object (model, response id)
         self.headers: dict[str, str] = {}  # the headers of the HTTP response, for new ones
+        self.answer: Any = None  # the SDK's stream
+        self.pulled = False  # whether the stream's chunks were pulled
+        self.bare = False  # whether the stream hands on the SDK's objects as they came
 
 
 def _body(http: Any) -> Any:
@@ -88,6 +91,40 @@ def _body(http: Any) -> Any:
 
 def _response_of(http: Any) -> ModelResponse:
     return _WIRE.response(_body(http))
+
+
+def _responses(native: Any) -> Iterator[Any]:
+    """The `HttpResponse`s of the SDK's stream generator `native`, closing it (and the HTTP
+    response it reads) when closed."""
+    stream = None
+    try:
+        for http in native:
+            if stream is None:  # the SDK's generator holds it once started
+                stream = _stream_of(native)
+            yield http
+    finally:
+        native.close()
+        if stream is not None:
+            stream.close()
+
+
+async def _aresponses(native: Any) -> AsyncIterator[Any]:
+    stream = None
+    try:
+        async for http in native:
+            if stream is None:
+                stream = _stream_of(native)
+            yield http
+    finally:
+        await native.aclose()
+        if stream is not None:
+            aclose = getattr(stream, "aclose", None)
+            await aclose() if aclose is not None else stream.close()
+
+
+def _chunk_of(http: Any) -> Chunk:
+    made: Chunk = _WIRE.chunk(_Sent(http))
+    return made
 
 
 def _stream_of(gen: Any) -> Any:
@@ -161,36 +198,36 @@ class GeminiAdapter(Adapter):
 
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         assert call is not None
-        ex: _Exchange = call.args[4]
-        chunk = _WIRE.chunk
-        stream = None
-        try:
-            for http in native:
-                if stream is None:  # the SDK's generator holds it once started
-                    stream = _stream_of(native)
-                made = call.seen = chunk(self._seen(http, ex))
-                yield made
-        finally:
-            native.close()
-            if stream is not None:
-                stream.close()
+        call.args[4].answer = native  # for `natives`, if no one pulls these
+        return self._chunks(native, call)
 
-    async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
-        assert call is not None
+    def _chunks(self, native: Any, call: Call) -> Iterator[Chunk]:
         ex: _Exchange = call.args[4]
+        ex.pulled = True
         chunk = _WIRE.chunk
-        stream = None
-        try:
-            async for http in native:
-                if stream is None:  # the SDK's generator holds it once started
-                    stream = _stream_of(native)
-                made = call.seen = chunk(self._seen(http, ex))
-                yield made
-        finally:
-            await native.aclose()
-            if stream is not None:
-                aclose = getattr(stream, "aclose", None)
-                await aclose() if aclose is not None else stream.close()
+        for http in _responses(native):
+            made = call.seen = chunk(self._seen(http, ex))
+            yield made
+
+    def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+        assert call is not None
+        call.args[4].answer = native
+        return self._achunks(native, call)
+
+    async def _achunks(self, native: Any, call: Call) -> AsyncIterator[Chunk]:
+        ex: _Exchange = call.args[4]
+        ex.pulled = True
+        chunk = _WIRE.chunk
+        async for http in _aresponses(native):
+            made = call.seen = chunk(self._seen(http, ex))
+            yield made
+
+    def natives(self, call: Call, is_async: bool) -> Natives | None:
+        ex: _Exchange = call.args[4]
+        if ex.pulled:
+            return None
+        ex.pulled = ex.bare = True
+        return (_aresponses if is_async else _responses)(ex.answer), _chunk_of
 
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         assert call is not None
@@ -264,6 +301,9 @@ class GeminiAdapter(Adapter):
 
     def _http_stream(self, stream: Iterator[Any], ex: _Exchange) -> Iterator[Any]:
         try:
+            if ex.bare:  # the SDK's own objects, as they came (see `natives`)
+                yield from stream
+                return
             for item in stream:
                 if item.__class__ is _Sent:  # unchanged: the SDK's own response
                     yield item.http
@@ -276,7 +316,10 @@ class GeminiAdapter(Adapter):
 
     async def _ahttp_stream(self, stream: Any, ex: _Exchange) -> AsyncIterator[Any]:
         try:
-            if hasattr(stream, "__anext__"):
+            if ex.bare:
+                async for item in stream:
+                    yield item
+            elif hasattr(stream, "__anext__"):
                 async for item in stream:
                     if item.__class__ is _Sent:  # unchanged: the SDK's own response
                         yield item.http
