@@ -369,9 +369,9 @@ def test_an_async_client_wrapped_with_no_hooks_calls_the_sdk_directly() -> None:
 
 @pytest.fixture
 def chunks_made(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Every chunk the OpenAI and Anthropic wires made of a stream's events."""
+    """Every chunk the wires made of a stream's events."""
     made: list[Any] = []
-    for cls in (ChatCompletionsWire, MessagesWire):
+    for cls in (ChatCompletionsWire, MessagesWire, GeminiWire):
         original = cls.chunk
 
         def counted(self: Any, event: Any, _fn: Any = original) -> Any:
@@ -387,19 +387,28 @@ def _stream(sdk: str, provider: FakeProvider, use: list[Any]) -> Callable[[], An
     if sdk == "openai":
         client = hw.wrap(provider.openai(), use=use)
         return lambda: client.chat.completions.create(model="m", messages=USER, stream=True)
-    anthropic_client = hw.wrap(provider.anthropic(), use=use)
-    return lambda: anthropic_client.messages.create(
-        model="m", max_tokens=9, messages=USER, stream=True
-    )
+    if sdk == "anthropic":
+        anthropic_client = hw.wrap(provider.anthropic(), use=use)
+        return lambda: anthropic_client.messages.create(
+            model="m", max_tokens=9, messages=USER, stream=True
+        )
+    genai_client = hw.wrap(provider.genai(), use=use)
+    _ALIVE.append(genai_client)  # a google-genai client closes its HTTP client when collected
+    return lambda: genai_client.models.generate_content_stream(model="m", contents="hi")
+
+
+_ALIVE: list[Any] = []
 
 
 def _text(sdk: str, stream: Any) -> str:
     if sdk == "openai":
         return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
-    return "".join(e.delta.text for e in stream if e.type == "content_block_delta")
+    if sdk == "anthropic":
+        return "".join(e.delta.text for e in stream if e.type == "content_block_delta")
+    return "".join(c.text or "" for c in stream)
 
 
-STREAMING = ("openai", "anthropic")
+STREAMING = SDKS
 
 
 @pytest.mark.parametrize("sdk", STREAMING)
@@ -516,9 +525,16 @@ def test_an_async_stream_no_hook_looks_into_makes_no_chunks(
             client = hw.wrap(provider.openai(async_=True), use=use)
             stream = await client.chat.completions.create(model="m", messages=USER, stream=True)
             return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
-        aclient = hw.wrap(provider.anthropic(async_=True), use=use)
-        stream = await aclient.messages.create(model="m", max_tokens=9, messages=USER, stream=True)
-        return "".join([e.delta.text async for e in stream if e.type == "content_block_delta"])
+        if sdk == "anthropic":
+            aclient = hw.wrap(provider.anthropic(async_=True), use=use)
+            stream = await aclient.messages.create(
+                model="m", max_tokens=9, messages=USER, stream=True
+            )
+            return "".join([e.delta.text async for e in stream if e.type == "content_block_delta"])
+        gclient = hw.wrap(provider.genai(), use=use).aio
+        _ALIVE.append(gclient)
+        stream = await gclient.models.generate_content_stream(model="m", contents="hi")
+        return "".join([c.text or "" async for c in stream])
 
     assert asyncio.run(main([])) == "hello there"
     by_the_fake = len(chunks_made)
