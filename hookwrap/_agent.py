@@ -28,7 +28,7 @@ import attrs
 from ._caller import ModelCaller
 from ._convert import converter, message_from, message_to_dict, tool_call_from
 from ._engine import ToolEngine
-from ._errors import Aborted, Interrupt, add_note
+from ._errors import Aborted, Interrupt, add_note, check_int
 from ._hooks import Middleware
 from ._run import (
     RunContext,
@@ -294,13 +294,7 @@ class Agent:
                 f"Agent(instructions=...) must be a str (got {type(instructions).__name__}: "
                 f"{instructions!r:.80})"
             )
-        if isinstance(max_iterations, bool) or not isinstance(max_iterations, int):
-            raise TypeError(
-                f"Agent(max_iterations=...) must be an int (got {type(max_iterations).__name__}: "
-                f"{max_iterations!r})"
-            )
-        if max_iterations < 1:
-            raise ValueError(f"Agent(max_iterations=...) must be at least 1 (got {max_iterations})")
+        check_int("Agent(max_iterations=...)", max_iterations, 1)
         if store is not None and not isinstance(store, Store):  # pyright: ignore[reportUnnecessaryIsInstance]
             raise TypeError(
                 "Agent(store=...) must be a hookwrap.stores store (get/set/delete and their "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Aborted", "Interrupt", "add_note"]
+__all__ = ["Aborted", "Interrupt", "add_note", "check_int"]
 
 
 class Aborted(Exception):
@@ -42,3 +42,16 @@ def add_note(exc: BaseException, note: str) -> None:
             pass
     elif note not in notes:
         notes.append(note)
+
+
+def check_int(argument: str, value: object, minimum: int) -> int:
+    """`value` if it is an int of at least `minimum` (a bool is not one); else a TypeError
+    (another type) or a ValueError (a smaller int) naming `argument`, which reads like
+    ``"Retry(max_retries=...)"``."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value >= minimum:
+            return value
+        raise ValueError(f"{argument} expects an int >= {minimum} (got {value!r})")
+    raise TypeError(
+        f"{argument} expects an int >= {minimum} (got {type(value).__name__}: {value!r})"
+    )

@@ -842,9 +842,9 @@ def test_bad_constructor_arguments_are_clear_errors() -> None:
         Agent(model, tools=[1])
     with pytest.raises(ValueError, match="two tools are named 'add'"):
         Agent(model, tools=[add, add])
-    with pytest.raises(TypeError, match=r"max_iterations=...\) must be an int \(got bool"):
+    with pytest.raises(TypeError, match=r"max_iterations=...\) expects an int >= 1 \(got bool"):
         Agent(model, max_iterations=True)
-    with pytest.raises(ValueError, match=r"max_iterations=...\) must be at least 1 \(got 0\)"):
+    with pytest.raises(ValueError, match=r"max_iterations=...\) expects an int >= 1 \(got 0\)"):
         Agent(model, max_iterations=0)
     with pytest.raises(TypeError, match=r"instructions=...\) must be a str \(got list"):
         Agent(model, instructions=["be brief"])  # type: ignore[arg-type]

@@ -268,3 +268,30 @@ def test_a_non_str_state_key_and_bad_defer() -> None:
             run.state.set(1, "x")  # type: ignore[arg-type]
         with pytest.raises(TypeError, match=r"ctx.defer\(\) takes a callable or an awaitable"):
             run.defer(5)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "message"),
+    [
+        (True, TypeError, r"Agent\(max_iterations=...\) expects an int >= 1 \(got bool: True\)"),
+        (2.0, TypeError, r"expects an int >= 1 \(got float: 2.0\)"),
+        ("3", TypeError, r"expects an int >= 1 \(got str: '3'\)"),
+        (0, ValueError, r"Agent\(max_iterations=...\) expects an int >= 1 \(got 0\)"),
+    ],
+)
+def test_every_int_setting_is_checked_with_one_wording(
+    value: object, error: type[Exception], message: str
+) -> None:
+    from hookwrap.middleware import ContentGuard, Retry, ToolCache
+    from hookwrap.testing import FakeProvider
+
+    with pytest.raises(error, match=message):
+        hw.Agent(FakeProvider().openai().chat.completions.create, max_iterations=value)  # type: ignore[arg-type]
+    tail = message.split(r"expects", 1)[1]
+    with pytest.raises(error, match=r"ToolCache\(max_size=...\) expects" + tail):
+        ToolCache(max_size=value)  # type: ignore[arg-type]
+    with pytest.raises(error, match=r"ContentGuard\(window=...\) expects" + tail):
+        ContentGuard(rules=["secret"], window=value)  # type: ignore[arg-type]
+    if value != 0:  # 0 retries is a fine setting
+        with pytest.raises(error, match=r"Retry\(max_retries=...\) expects"):
+            Retry(max_retries=value)  # type: ignore[arg-type]

@@ -413,7 +413,7 @@ def test_a_patched_sdk_takes_retry_for_sync_and_async_clients(waits: Waits) -> N
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({"max_retries": -1}, TypeError, "max_retries.*int >= 0.*-1"),
+        ({"max_retries": -1}, ValueError, "max_retries.*int >= 0.*-1"),
         ({"max_retries": 2.5}, TypeError, "max_retries"),
         ({"max_retries": True}, TypeError, "max_retries"),
         ({"initial_delay": -1}, TypeError, "initial_delay.*seconds >= 0"),

@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeGuard, Union, cast
 
 import attrs
 
-from .._errors import Aborted
+from .._errors import Aborted, check_int
 from .._hooks import Middleware, after_model, describe, on_chunk, wrap_model
 from .._run import RunContext
 from .._types import Chunk, ModelRequest, ModelResponse, TextPart
@@ -356,13 +356,7 @@ class ContentGuard(Middleware):
             raise ValueError(
                 f"ContentGuard(strategy=...) expects 'buffered' or 'chunk' (got {strategy!r})"
             )
-        if not isinstance(window, int) or isinstance(window, bool):
-            raise TypeError(
-                f"ContentGuard(window=...) expects an int >= 1 "
-                f"(got {type(window).__name__}: {window!r})"
-            )
-        if window < 1:
-            raise ValueError(f"ContentGuard(window=...) expects an int >= 1 (got {window!r})")
+        check_int("ContentGuard(window=...)", window, 1)
         if not isinstance(block, bool):
             raise TypeError(f"ContentGuard(block=...) expects True or False (got {block!r})")
         if on_filtered is not None and (

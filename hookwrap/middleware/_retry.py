@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .._errors import Aborted, Interrupt, add_note
+from .._errors import Aborted, Interrupt, add_note, check_int
 from .._hooks import Middleware, async_twin, wrap_model, wrap_tool
 from .._types import ModelRequest, ToolCall
 from ._shared import aprimed, error_matcher, primed
@@ -110,8 +110,7 @@ class Retry(Middleware):
         retry_on: RetryOn | None = None,
         tools: bool = False,
     ) -> None:
-        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-            raise TypeError(f"Retry(max_retries=...) must be an int >= 0 (got {max_retries!r})")
+        check_int("Retry(max_retries=...)", max_retries, 0)
         for flag, value in (("jitter", jitter), ("tools", tools)):
             if not isinstance(value, bool):
                 raise TypeError(f"Retry({flag}=...) must be True or False (got {value!r})")

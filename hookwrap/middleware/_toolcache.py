@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Collection
 from typing import Any, cast
 
+from .._errors import check_int
 from .._hooks import Middleware, async_twin, wrap_tool
 from .._types import ToolCall
 from .._wrap import Tool
@@ -186,13 +187,7 @@ class ToolCache(Middleware):
             seconds = check_ttl(ttl)
         except (TypeError, ValueError) as exc:
             raise type(exc)(f"ToolCache(ttl=...): {exc}") from None
-        if isinstance(max_size, bool) or not isinstance(max_size, int):
-            raise TypeError(
-                f"ToolCache(max_size=...) expects an int >= 1 (got {type(max_size).__name__}: "
-                f"{max_size!r})"
-            )
-        if max_size < 1:
-            raise ValueError(f"ToolCache(max_size=...) expects an int >= 1 (got {max_size!r})")
+        check_int("ToolCache(max_size=...)", max_size, 1)
         self.store = store
         self.ttl = seconds
         self.max_size = max_size
