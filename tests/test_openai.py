@@ -73,6 +73,28 @@ def test_wrapped_client_is_still_an_openai_client_and_the_original_is_untouched(
     assert provider.requests[-1].body["messages"][0] == {"role": "system", "content": "Be brief."}
 
 
+def test_a_wrapped_clients_attributes_are_its_hooked_copys_to_read_set_and_delete() -> None:
+    from hookwrap.adapters._apiclient import ClientProxy
+
+    wrapped = hw.wrap(FakeProvider().openai(), use=[add_system])
+    hooked = wrapped.__wrapped__
+    assert type(wrapped) is not ClientProxy  # a subclass naming the client's attributes
+    assert "chat" in type(wrapped).__dict__
+    assert wrapped.chat is hooked.chat
+    assert wrapped.completions is hooked.completions
+    assert wrapped.with_options is not hooked.with_options  # the proxy's own: keeps hooks
+    wrapped.max_retries = 7  # a named attribute: set on the client, not on the proxy
+    assert hooked.max_retries == 7
+    wrapped.note = "mine"  # any other attribute too, as a proxy does
+    assert hooked.note == "mine"
+    del wrapped.note
+    assert not hasattr(hooked, "note")
+    with pytest.raises(AttributeError, match="no attribute 'not_there'"):
+        wrapped.not_there  # noqa: B018
+    again = hw.wrap(FakeProvider().openai(), use=[add_system])
+    assert type(again) is type(wrapped)  # one proxy class per client class
+
+
 def test_create_sends_what_before_model_wrote_and_returns_a_native_completion(
     is_async: bool,
 ) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import operator
 import sys
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -788,12 +789,41 @@ class ClientProxy(wrapt.ObjectProxy[Any]):
 
     def copy(self, *args: Any, **kwargs: Any) -> Any:
         fresh = self.__wrapped__.copy(*args, **kwargs)
-        return ClientProxy(hook_client(fresh, self._self_layers), self._self_layers)
+        return _proxy(hook_client(fresh, self._self_layers), self._self_layers)
 
     with_options = copy
 
     def __repr__(self) -> str:
         return f"<hookwrap client {self.__wrapped__!r}>"
+
+
+def _forward(name: str) -> property:
+    get = operator.attrgetter(f"__wrapped__.{name}")  # read in C, with no Python frame
+
+    def set_(self: Any, value: Any) -> None:
+        setattr(self.__wrapped__, name, value)
+
+    def delete(self: Any) -> None:
+        delattr(self.__wrapped__, name)
+
+    return property(get, set_, delete)
+
+
+# client class -> its ClientProxy class
+_PROXIES: dict[type, type[ClientProxy]] = {}
+
+
+def _proxy(hooked: Any, layers: Sequence[Layer]) -> ClientProxy:
+    """A `ClientProxy` of `hooked`, of a subclass that names the client class's public
+    attributes (`chat`, `messages`, ...): a proxy answers the others by failing a lookup of
+    its own first, which costs more than the rest of reaching `client.chat.completions`."""
+    cls: type = hooked.__class__
+    proxy_cls = _PROXIES.get(cls)
+    if proxy_cls is None:
+        names = [n for n in dir(cls) if not n.startswith("_") and not hasattr(ClientProxy, n)]
+        own = {name: _forward(name) for name in names}
+        proxy_cls = _PROXIES[cls] = type(f"ClientProxy[{cls.__name__}]", (ClientProxy,), own)
+    return proxy_cls(hooked, layers)
 
 
 def wrap_client(client: Any, chain: Chain, wires: Sequence[Wire], what: str) -> ClientProxy:
@@ -805,7 +835,7 @@ def wrap_client(client: Any, chain: Chain, wires: Sequence[Wire], what: str) -> 
     elif client in _LAYERS:  # the hooked copy behind a wrapped resource or method
         layers = _LAYERS[client]
     layers = (*layers, Layer(chain, wires, what))
-    return ClientProxy(hook_client(client.copy(), layers), layers)
+    return _proxy(hook_client(client.copy(), layers), layers)
 
 
 def hook_resource(resource: Any, chain: Chain, wires: Sequence[Wire], what: str) -> Any:
