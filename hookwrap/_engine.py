@@ -374,17 +374,9 @@ class ModelEngine(_Shared):
                 next(stream)
                 return self.adapter.stream_result(stream, call)
             ctx.phase = "after_model"
-            usage = None
-            run = ctx._run  # pyright: ignore[reportPrivateUsage]
-            # a one-call run with no terminal hooks counts nothing: the usage is read (a
-            # deferred view's fields with it) only when a run or an `on_usage` hook wants it
-            if run is not None or self.usage:
-                usage = response.usage
-                if usage is not None:
-                    if run is not None:
-                        _count(run, usage)
-                    if self.usage:
-                        call_all(self.usage, (usage,), ctx)
+            usage = self._usage(ctx, response)
+            if usage is not None and self.usage:
+                call_all(self.usage, (usage,), ctx)
             if self.after:
                 response = after_model(self.after, request, response, ctx)
             result = self.adapter.native(response, call)
@@ -421,10 +413,11 @@ class ModelEngine(_Shared):
         run = contextvars.copy_context().run
         adapter = self.adapter
         hooks = self.chunk_hooks
-        direct = self.raw_direct or _own(chunks, call)
+        own = _own(chunks, call)
+        direct = self.raw_direct or own
         received: list[Any] | None = [] if self.keep_chunks else None
         # no hook looks at the chunks one by one: the adapter's native items, if it has them
-        natives = None if hooks or not _own(chunks, call) else adapter.natives(call, False)
+        natives = None if hooks or not own else adapter.natives(call, False)
         source: Iterator[Any] = chunks
         if natives is not None:
             source = natives[0]
@@ -490,21 +483,27 @@ class ModelEngine(_Shared):
             "changes a stream yields Chunks, e.g. chunk.replace(text=...))"
         )
 
+    def _usage(self, ctx: RunContext[Any], response: ModelResponse) -> Usage | None:
+        """The response's usage, added to the run's, when the run or an `on_usage` hook
+        wants it (a one-call run with no terminal hooks counts nothing); else None, and a
+        deferred view is left unread."""
+        run = ctx._run  # pyright: ignore[reportPrivateUsage]
+        if run is None and not self.usage:
+            return None
+        usage = response.usage
+        if usage is not None and run is not None:
+            _count(run, usage)
+        return usage
+
     def _stream_end(
         self, ctx: RunContext[Any], request: ModelRequest, response: ModelResponse | None
     ) -> Usage | None:
         if response is None:
             return None
         ctx.phase = "after_model"
-        usage = None
-        run = ctx._run  # pyright: ignore[reportPrivateUsage]
-        if run is not None or self.usage:  # as in `call`: read for someone to see
-            usage = response.usage
-            if usage is not None:
-                if run is not None:
-                    _count(run, usage)
-                if self.usage:
-                    call_all(self.usage, (usage,), ctx)
+        usage = self._usage(ctx, response)
+        if usage is not None and self.usage:
+            call_all(self.usage, (usage,), ctx)
         if self.after:
             after_model(self.after, request, response, ctx)  # observes: chunks are delivered
         return usage
@@ -551,17 +550,9 @@ class ModelEngine(_Shared):
                 await stream.asend(None)
                 return self.adapter.stream_result(stream, call)
             ctx.phase = "after_model"
-            usage = None
-            run = ctx._run  # pyright: ignore[reportPrivateUsage]
-            # a one-call run with no terminal hooks counts nothing: the usage is read (a
-            # deferred view's fields with it) only when a run or an `on_usage` hook wants it
-            if run is not None or self.usage:
-                usage = response.usage
-                if usage is not None:
-                    if run is not None:
-                        _count(run, usage)
-                    if self.usage:
-                        await call_all_async(self.usage, (usage,), ctx)
+            usage = self._usage(ctx, response)
+            if usage is not None and self.usage:
+                await call_all_async(self.usage, (usage,), ctx)
             if self.after:
                 response = await after_model_async(self.after, request, response, ctx)
             result = self.adapter.native(response, call)
@@ -594,9 +585,10 @@ class ModelEngine(_Shared):
     ) -> AsyncGenerator[Any, None]:
         adapter = self.adapter
         hooks = self.chunk_hooks
-        direct = self.raw_direct or _own(chunks, call)
+        own = _own(chunks, call)
+        direct = self.raw_direct or own
         received: list[Any] | None = [] if self.keep_chunks else None
-        natives = None if hooks or not _own(chunks, call) else adapter.natives(call, True)
+        natives = None if hooks or not own else adapter.natives(call, True)
         source: AsyncIterator[Any] = chunks
         if natives is not None:
             source = natives[0]
@@ -679,15 +671,9 @@ class ModelEngine(_Shared):
         if response is None:
             return None
         ctx.phase = "after_model"
-        usage = None
-        run = ctx._run  # pyright: ignore[reportPrivateUsage]
-        if run is not None or self.usage:
-            usage = response.usage
-            if usage is not None:
-                if run is not None:
-                    _count(run, usage)
-                if self.usage:
-                    await call_all_async(self.usage, (usage,), ctx)
+        usage = self._usage(ctx, response)
+        if usage is not None and self.usage:
+            await call_all_async(self.usage, (usage,), ctx)
         if self.after:
             await after_model_async(self.after, request, response, ctx)
         return usage
