@@ -413,15 +413,8 @@ class ModelEngine(_Shared):
         run = contextvars.copy_context().run
         adapter = self.adapter
         hooks = self.chunk_hooks
-        own = _own(chunks, call)
-        direct = self.raw_direct or own
+        direct, natives, source = self._source(chunks, call, False)
         received: list[Any] | None = [] if self.keep_chunks else None
-        # no hook looks at the chunks one by one: the adapter's native items, if it has them
-        natives = None if hooks or not own else adapter.natives(call, False)
-        source: Iterator[Any] = chunks
-        if natives is not None:
-            source = natives[0]
-            _opened(call, source)
         # `run(next, source)` again and again, until its StopIteration ends the `map`
         step = cast("Callable[[Any, Iterator[Any]], Any]", run)
         pulled = map(step, itertools.repeat(next), itertools.repeat(source))
@@ -474,6 +467,17 @@ class ModelEngine(_Shared):
             raise
         finally:
             call.release()
+
+    def _source(self, chunks: Any, call: Call, is_async: bool) -> tuple[bool, Natives | None, Any]:
+        """What a stream reads: whether its chunks are the adapter's own as it made them
+        (`direct`); and, when no hook looks at them one by one, the adapter's native items
+        to hand on instead (`natives`, then read in place of `chunks`)."""
+        own = _own(chunks, call)
+        natives = None if self.chunk_hooks or not own else self.adapter.natives(call, is_async)
+        if natives is None:
+            return self.raw_direct or own, None, chunks
+        _opened(call, natives[0])
+        return True, natives, natives[0]
 
     def _not_a_chunk(self, item: Any) -> TypeError:
         names = ", ".join(repr(h.spec.name) for h in self.chain["wrap_model"])
@@ -585,14 +589,8 @@ class ModelEngine(_Shared):
     ) -> AsyncGenerator[Any, None]:
         adapter = self.adapter
         hooks = self.chunk_hooks
-        own = _own(chunks, call)
-        direct = self.raw_direct or own
+        direct, natives, source = self._source(chunks, call, True)
         received: list[Any] | None = [] if self.keep_chunks else None
-        natives = None if hooks or not own else adapter.natives(call, True)
-        source: AsyncIterator[Any] = chunks
-        if natives is not None:
-            source = natives[0]
-            _opened(call, source)
         index = 0
         try:
             yield _PRIMED

@@ -319,40 +319,35 @@ def test_inside_a_run_the_usage_is_read_and_counted(sdk: str, reads: dict[str, i
 # -- no hooks at all: the SDK alone ------------------------------------------------------------
 
 
+def _noting_runs(runs: list[bool]) -> Callable[[hw.ModelRequest], str]:
+    """A scripted reply that notes whether the provider was called inside a run."""
+
+    def reply(request: hw.ModelRequest) -> str:
+        try:
+            hw.current()
+        except LookupError:
+            runs.append(False)
+        else:
+            runs.append(True)
+        return "hello"
+
+    return reply
+
+
 @pytest.mark.parametrize("hooked", [False, True], ids=("no_hooks", "hooks"))
 @pytest.mark.parametrize("sdk", SDKS)
 def test_a_client_wrapped_with_no_hooks_calls_the_sdk_directly(
     sdk: str, hooked: bool, reads: dict[str, int]
 ) -> None:
     runs: list[bool] = []
-
-    def reply(request: hw.ModelRequest) -> str:
-        try:
-            hw.current()
-        except LookupError:
-            runs.append(False)
-        else:
-            runs.append(True)
-        return "hello"
-
-    call = _client(sdk, FakeProvider([reply]), [glance] if hooked else [])
+    call = _client(sdk, FakeProvider([_noting_runs(runs)]), [glance] if hooked else [])
     assert call() == "hello"
     assert runs == [hooked]  # a hooked call runs in its one-call run; a bare one in none
 
 
 def test_an_async_client_wrapped_with_no_hooks_calls_the_sdk_directly() -> None:
     runs: list[bool] = []
-
-    def reply(request: hw.ModelRequest) -> str:
-        try:
-            hw.current()
-        except LookupError:
-            runs.append(False)
-        else:
-            runs.append(True)
-        return "hello"
-
-    provider = FakeProvider([reply, reply])
+    provider = FakeProvider([_noting_runs(runs), _noting_runs(runs)])
     openai_client = hw.wrap(provider.openai(async_=True), use=[])
     genai_client = hw.wrap(provider.genai(), use=[]).aio
 
