@@ -538,3 +538,18 @@ def test_an_async_stream_no_hook_looks_into_makes_no_chunks(
     assert asyncio.run(main([look])) == "hello there"
     assert seen == ["hello there"]
     assert len(chunks_made) > 3 * by_the_fake
+
+
+def test_a_body_the_views_cannot_read_is_refused_in_the_hook_that_looks() -> None:
+    """An Anthropic message with a role the neutral types do not have: the hook that reads
+    the messages gets the wire's `ValueError`, noted with its name."""
+
+    @hw.before_model
+    def reads_messages(request: hw.ModelRequest) -> None:
+        request.messages  # noqa: B018
+
+    client = hw.wrap(FakeProvider(["hello"]).anthropic(), use=[glance, reads_messages])
+    robot = [{"role": "robot", "content": "beep"}]
+    with pytest.raises(ValueError, match="role 'user', 'assistant' or 'system'") as caught:
+        client.messages.create(model="m", max_tokens=9, messages=robot)  # type: ignore[misc,list-item]
+    assert any("reads_messages" in note for note in getattr(caught.value, "__notes__", []))
