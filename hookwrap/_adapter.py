@@ -96,11 +96,11 @@ class Adapter:
     def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         raise NotImplementedError
 
-    def natives(self, call: Call, is_async: bool) -> Natives | None:
-        """For a stream of `call` no hook looks at chunk by chunk, before `chunks` (or
-        `achunks`) was first pulled: the native items to hand on as they come, and what
-        makes a chunk of one (for a response view, made only if someone looks at it).
-        None: chunks are made."""
+    def natives(self, chunks: Any, call: Call, is_async: bool) -> Natives | None:
+        """For a stream no hook looks at chunk by chunk: if `chunks` is the stream of
+        chunks `chunks()` (or `achunks()`) made last for `call`, not pulled yet, the
+        native items to hand on in its place as they come, and what makes a chunk of one
+        (for a response view, made only if someone looks at it). None: chunks are read."""
         return None
 
     def native(self, response: ModelResponse, call: Call | None) -> Any:

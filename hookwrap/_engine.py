@@ -473,7 +473,9 @@ class ModelEngine(_Shared):
         (`direct`); and, when no hook looks at them one by one, the adapter's native items
         to hand on instead (`natives`, then read in place of `chunks`)."""
         own = _own(chunks, call)
-        natives = None if self.chunk_hooks or not own else self.adapter.natives(call, is_async)
+        natives = (
+            None if self.chunk_hooks or not own else self.adapter.natives(chunks, call, is_async)
+        )
         if natives is None:
             return self.raw_direct or own, None, chunks
         _opened(call, natives[0])

@@ -553,3 +553,19 @@ def test_a_body_the_views_cannot_read_is_refused_in_the_hook_that_looks() -> Non
     with pytest.raises(ValueError, match="role 'user', 'assistant' or 'system'") as caught:
         client.messages.create(model="m", max_tokens=9, messages=robot)  # type: ignore[misc,list-item]
     assert any("reads_messages" in note for note in getattr(caught.value, "__notes__", []))
+
+
+@hw.wrap_model
+def asks_twice_keeps_the_first(request: hw.ModelRequest, call_next: Any) -> Any:
+    first = call_next(request)
+    call_next(request)  # made, never read: closed with the call
+    return first
+
+
+@pytest.mark.parametrize("sdk", STREAMING)
+def test_the_stream_handed_on_is_the_one_the_wrap_hook_returned(sdk: str) -> None:
+    provider = FakeProvider(["first answer", "second answer"])
+    stream = _stream(sdk, provider, [asks_twice_keeps_the_first, nod])()
+    assert _text(sdk, stream) == "first answer"
+    # google-genai sends a streamed request when its stream is first read
+    assert len(provider.requests) == (1 if sdk == "genai" else 2)

@@ -41,7 +41,7 @@ _capture: ContextVar[bool] = ContextVar("hookwrap_capture", default=False)
 class Exchange:
     """One model call's native side: the client, its wire, and what came back."""
 
-    __slots__ = ("capture", "client", "dropped", "http", "pulled", "template", "wire")
+    __slots__ = ("capture", "client", "dropped", "http", "made", "template", "wire")
 
     def __init__(self, client: Any, wire: Wire, capture: bool) -> None:
         self.client = client
@@ -50,7 +50,7 @@ class Exchange:
         self.http: Any = None
         self.template: Event | None = None
         self.dropped = False  # whether a hook dropped one of the stream's chunks
-        self.pulled = False  # whether the stream's chunks were pulled
+        self.made: Any = None  # (chunks, native): the stream of chunks made last, unpulled
 
 
 def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
@@ -420,12 +420,17 @@ class ApiClientAdapter(Adapter):
 
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         assert call is not None
+        made = self._chunks(native, call)
+        call.args[2].made = (made, native)  # for `natives`, while no one pulls them
+        return made
+
+    def _chunks(self, native: Any, call: Call) -> Iterator[Chunk]:
         ex: Exchange = call.args[2]
         chunk_of = ex.wire.chunk
         http = native.http
         decoder = SSEDecoder()
         feed = decoder.feed
-        ex.pulled = True
+        ex.made = None  # pulled: no other reading of the response now
         try:
             for data in _raw_or_decoded(http):
                 for event in feed(data):
@@ -441,14 +446,19 @@ class ApiClientAdapter(Adapter):
         finally:
             http.close()
 
-    async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+    def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         assert call is not None
+        made = self._achunks(native, call)
+        call.args[2].made = (made, native)
+        return made
+
+    async def _achunks(self, native: Any, call: Call) -> AsyncIterator[Chunk]:
         ex: Exchange = call.args[2]
         chunk_of = ex.wire.chunk
         http = native.http
         decoder = SSEDecoder()
         feed = decoder.feed
-        ex.pulled = True
+        ex.made = None  # pulled: no other reading of the response now
         try:
             async for data in _araw_or_decoded(http):
                 for event in feed(data):
@@ -464,12 +474,13 @@ class ApiClientAdapter(Adapter):
         finally:
             await http.aclose()
 
-    def natives(self, call: Call, is_async: bool) -> Natives | None:
+    def natives(self, chunks: Any, call: Call, is_async: bool) -> Natives | None:
         ex: Exchange = call.args[2]
-        if ex.pulled:
+        made = ex.made
+        if made is None or made[0] is not chunks:  # pulled, or not the last stream made
             return None
-        ex.pulled = True  # the chunks made now would come from a consumed response
-        return (_aevents if is_async else _events)(ex.http), ex.wire.chunk
+        ex.made = None
+        return (_aevents if is_async else _events)(made[1].http), ex.wire.chunk
 
     def dropped(self, chunk: Chunk, call: Call | None) -> None:
         assert call is not None

@@ -73,14 +73,13 @@ class _Sent(Event):
 class _Exchange:
     """One model call's native side, beside the SDK's own arguments in `Call.args`."""
 
-    __slots__ = ("answer", "bare", "headers", "path", "pulled", "template")
+    __slots__ = ("bare", "headers", "made", "path", "template")
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.template: Event | None = None  # the stream's first object (model, response id)
         self.headers: dict[str, str] = {}  # the headers of the HTTP response, for new ones
-        self.answer: Any = None  # the SDK's stream
-        self.pulled = False  # whether the stream's chunks were pulled
+        self.made: Any = None  # (chunks, native): the stream of chunks made last, unpulled
         self.bare = False  # whether the stream hands on the SDK's objects as they came
 
 
@@ -198,12 +197,13 @@ class GeminiAdapter(Adapter):
 
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         assert call is not None
-        call.args[4].answer = native  # for `natives`, if no one pulls these
-        return self._chunks(native, call)
+        made = self._chunks(native, call)
+        call.args[4].made = (made, native)  # for `natives`, while no one pulls them
+        return made
 
     def _chunks(self, native: Any, call: Call) -> Iterator[Chunk]:
         ex: _Exchange = call.args[4]
-        ex.pulled = True
+        ex.made = None  # pulled: no other reading of the stream now
         chunk = _WIRE.chunk
         for http in _responses(native):
             made = call.seen = chunk(self._seen(http, ex))
@@ -211,23 +211,26 @@ class GeminiAdapter(Adapter):
 
     def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         assert call is not None
-        call.args[4].answer = native
-        return self._achunks(native, call)
+        made = self._achunks(native, call)
+        call.args[4].made = (made, native)
+        return made
 
     async def _achunks(self, native: Any, call: Call) -> AsyncIterator[Chunk]:
         ex: _Exchange = call.args[4]
-        ex.pulled = True
+        ex.made = None  # pulled: no other reading of the stream now
         chunk = _WIRE.chunk
         async for http in _aresponses(native):
             made = call.seen = chunk(self._seen(http, ex))
             yield made
 
-    def natives(self, call: Call, is_async: bool) -> Natives | None:
+    def natives(self, chunks: Any, call: Call, is_async: bool) -> Natives | None:
         ex: _Exchange = call.args[4]
-        if ex.pulled:
+        made = ex.made
+        if made is None or made[0] is not chunks:  # pulled, or not the last stream made
             return None
-        ex.pulled = ex.bare = True
-        return (_aresponses if is_async else _responses)(ex.answer), _chunk_of
+        ex.made = None
+        ex.bare = True
+        return (_aresponses if is_async else _responses)(made[1]), _chunk_of
 
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         assert call is not None
