@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import pickle
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +24,8 @@ from hookwrap.adapters._google_wire import STREAM_PATH, GeminiWire
 from hookwrap.adapters._openai_wire import ChatCompletionsWire, CompletionsWire, ResponsesWire
 from hookwrap.adapters._wire import Wire
 from hookwrap.testing import FakeProvider
+
+openai = pytest.importorskip("openai")
 
 USER = [{"role": "user", "content": "hi"}]
 FULL = ModelRequest((Message.user("hi"),), model="full", options={"temperature": 0}, stream=True)
@@ -569,3 +573,48 @@ def test_the_stream_handed_on_is_the_one_the_wrap_hook_returned(sdk: str) -> Non
     assert _text(sdk, stream) == "first answer"
     # google-genai sends a streamed request when its stream is first read
     assert len(provider.requests) == (1 if sdk == "genai" else 2)
+
+
+def test_a_stream_of_native_items_broken_midway_ends_the_run_with_its_error() -> None:
+    # the HTTP library the SDK is built on (httpx2, or httpx for older releases)
+    httpx2: Any = next(
+        sys.modules[root]
+        for cls in openai.DefaultHttpxClient.__mro__
+        if (root := cls.__module__.partition(".")[0]) in ("httpx", "httpx2")
+    )
+
+    head = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    event = {**head, "choices": [{"index": 0, "delta": {"content": "a"}, "finish_reason": None}]}
+
+    class Broken(httpx2.SyncByteStream):
+        def __iter__(self) -> Any:
+            yield f"data: {json.dumps(event)}\n\n".encode()
+            raise httpx2.ReadError("connection reset")
+
+    def handle(request: Any) -> Any:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=Broken())
+
+    ends: list[Any] = []
+
+    @hw.on_error
+    def errored(info: hw.FinishInfo) -> None:
+        ends.append(type(info.error).__name__)
+
+    @hw.on_finish
+    def finished(info: hw.FinishInfo) -> None:
+        ends.append("finish")
+
+    client = openai.OpenAI(
+        api_key="k",
+        base_url="http://fake.invalid/v1",
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handle)),
+        max_retries=0,
+    )
+    wrapped = hw.wrap(client, use=[nod, errored, finished])
+    stream = wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+    got: list[str] = []
+    with pytest.raises((httpx2.ReadError, openai.APIConnectionError)):  # as the SDK puts it
+        for chunk in stream:
+            got.append(chunk.choices[0].delta.content)
+    assert got == ["a"]
+    assert ends == ["ReadError"]  # the run ends once, with the error as it happened
