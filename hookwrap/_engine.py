@@ -245,7 +245,7 @@ class ModelEngine(_Shared):
         step, shape = ("__anext__", "an async") if is_async else ("__next__", "an")
 
         def coerce(hook: Hook, value: Any) -> Any:
-            if value.__class__ is ModelResponse:
+            if isinstance(value, ModelResponse):
                 return value
             if is_stream(value):
                 if hasattr(value.__class__, step):
@@ -365,11 +365,11 @@ class ModelEngine(_Shared):
                         return self.adapter.passthrough(response, call)
                 else:
                     response = self.onion(request)
-                if not self.raw_direct and request.stream and response.__class__ is ModelResponse:
+                if not self.raw_direct and request.stream and isinstance(response, ModelResponse):
                     response = self._responded(response, request)  # a wrap hook's whole answer
             else:
                 response = self._responded(respond.value, request, by)
-            if response.__class__ is not ModelResponse:
+            if not isinstance(response, ModelResponse):
                 stream = self._stream(ctx, request, response, call, parent is None)
                 next(stream)
                 return self.adapter.stream_result(stream, call)
@@ -547,11 +547,11 @@ class ModelEngine(_Shared):
                         return self.adapter.passthrough(response, call)
                 else:
                     response = await self.onion(request)
-                if not self.raw_direct and request.stream and response.__class__ is ModelResponse:
+                if not self.raw_direct and request.stream and isinstance(response, ModelResponse):
                     response = await self._aresponded(response, request)
             else:
                 response = await self._aresponded(respond.value, request, by)
-            if response.__class__ is not ModelResponse:
+            if not isinstance(response, ModelResponse):
                 stream = self._astream(ctx, request, response, call, parent is None)
                 await stream.asend(None)
                 return self.adapter.stream_result(stream, call)

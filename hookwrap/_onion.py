@@ -77,7 +77,7 @@ def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
             except BaseException as exc:
                 _own(hook, exc)
                 raise
-            return result if result.__class__ is ModelResponse else coerce(hook, result)
+            return result if isinstance(result, ModelResponse) else coerce(hook, result)
 
         return layer_ctx
 
@@ -87,7 +87,7 @@ def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
         except BaseException as exc:
             _own(hook, exc)
             raise
-        return result if result.__class__ is ModelResponse else coerce(hook, result)
+        return result if isinstance(result, ModelResponse) else coerce(hook, result)
 
     return layer
 
@@ -217,7 +217,7 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                 _own(hook, exc)
                 raise
             return got[-1] if got else await inner(request)
-        return result if result.__class__ is ModelResponse else coerce(hook, result)
+        return result if isinstance(result, ModelResponse) else coerce(hook, result)
 
     return layer
 

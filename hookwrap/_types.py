@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Union, cast
+from typing import Any, Literal, Union, cast
 
 import attrs
 from typing_extensions import Self
@@ -41,41 +41,71 @@ class _Replace:
 
 
 class _View(_Replace):
-    """Base of the call views an adapter may read on demand (see `deferred`): the fields it
-    did not set are read, all at once, the first time one of them is."""
+    """Base of the call views an adapter may read on demand: see `deferred_class`."""
 
-    __slots__ = ("_source",)  # (read, arg) until filled: `read(arg)` is the complete view
-
-    if not TYPE_CHECKING:  # type checkers keep refusing unknown names
-
-        def __getattr__(self, name: str) -> Any:
-            # Python comes here only for a name it did not find: an empty slot of a
-            # deferred view, or a name the class does not have.
-            names = _FIELDS.get(self.__class__) or _fields_of(self.__class__)
-            if name in names:
-                try:
-                    read, arg = object.__getattribute__(self, "_source")
-                except AttributeError:  # filled meanwhile, by another thread
-                    return object.__getattribute__(self, name)
-                full = read(arg)
-                for field in names:
-                    try:
-                        object.__getattribute__(self, field)
-                    except AttributeError:
-                        object.__setattr__(self, field, object.__getattribute__(full, field))
-                try:
-                    object.__delattr__(self, "_source")
-                except AttributeError:  # another thread was quicker
-                    pass
-            return object.__getattribute__(self, name)
+    __slots__ = ("_source",)  # (read, arg) while deferred: `read(arg)` is the complete view
 
 
-_FIELDS: dict[type, frozenset[str]] = {}
+def deferred_class(cls: type[Any]) -> type[Any]:
+    """The class of `cls`'s deferred views (`cls` a `_View`): views whose fields, but those
+    an adapter set, are read, all at once, the first time one of them is; the view then
+    becomes a `cls` like any other.
 
+    It is a subclass with `__getattr__`, which Python calls only for a name it did not find,
+    as an empty slot. The public class has none: its attributes are read at full speed
+    (Python cannot specialize attribute reads on a class with `__getattr__`). Until it is
+    read, a view compares, copies, pickles and replaces as the complete view would, and
+    building one by its class (`attrs.evolve`) gives a `cls`.
+    """
+    names = frozenset(f.name for f in attrs.fields(cls))
+    public: Any = cls  # its methods, called with a view
 
-def _fields_of(cls: type[Any]) -> frozenset[str]:
-    found = _FIELDS[cls] = frozenset(f.name for f in attrs.fields(cls))
-    return found
+    def fill(self: Any) -> None:
+        try:
+            read, arg = object.__getattribute__(self, "_source")
+        except AttributeError:  # filled meanwhile, by another thread
+            return
+        full = read(arg)
+        for field in names:
+            try:
+                object.__getattribute__(self, field)
+            except AttributeError:
+                object.__setattr__(self, field, object.__getattribute__(full, field))
+        object.__setattr__(self, "__class__", cls)  # every field set: now a plain `cls`
+        try:
+            object.__delattr__(self, "_source")
+        except AttributeError:  # another thread was quicker
+            pass
+
+    def __getattr__(self: Any, name: str) -> Any:
+        if name in names:
+            fill(self)
+        return object.__getattribute__(self, name)
+
+    def __eq__(self: Any, other: object) -> Any:
+        fill(self)
+        return public.__eq__(self, other)
+
+    def __reduce_ex__(self: Any, protocol: Any) -> Any:
+        fill(self)
+        return public.__reduce_ex__(self, protocol)
+
+    def __new__(_: type[Any], *args: Any, **kwargs: Any) -> Any:
+        return cls(*args, **kwargs)  # not a deferred view: a plain one
+
+    namespace = {
+        "__slots__": (),
+        "__getattr__": __getattr__,
+        "__eq__": __eq__,
+        "__ne__": cls.__ne__,
+        "__hash__": cls.__hash__,
+        "__reduce_ex__": __reduce_ex__,
+        "__new__": __new__,
+        "__qualname__": cls.__qualname__,
+        "__module__": cls.__module__,
+        "__doc__": cls.__doc__,
+    }
+    return type(cls.__name__, (cls,), namespace)
 
 
 def maker(cls: type[Any], *names: str, deferred: bool = False) -> Callable[..., Any]:
@@ -89,8 +119,8 @@ def maker(cls: type[Any], *names: str, deferred: bool = False) -> Callable[..., 
 
     `deferred` (for a `_View`): the constructor takes `read` and `arg` after `names`, and
     leaves every other field empty until one is read; then they all come from `read(arg)`,
-    which makes the complete view. A call whose hooks never look at a field does not pay
-    for reading it from the native call.
+    which makes the complete view (see `deferred_class`). A call whose hooks never look at
+    a field does not pay for reading it from the native call.
     """
     fields = attrs.fields(cls)
     twin = type(f"_{cls.__name__}Builder", cls.__bases__, {"__slots__": [f.name for f in fields]})
@@ -101,6 +131,7 @@ def maker(cls: type[Any], *names: str, deferred: bool = False) -> Callable[..., 
         assert issubclass(cls, _View), f"{cls.__name__} cannot be deferred"
         names = (*names, "read", "arg")
         body.append("    obj._source = (read, arg)\n")
+        namespace["_cls"] = deferred_class(cls)
     for field in fields:
         name = field.name
         if deferred and name not in names:

@@ -52,13 +52,22 @@ def lazy(read: Callable[[Any], Any], model: str | None = "m", stream: bool = Fal
 # -- the views themselves --------------------------------------------------------------------
 
 
-def test_a_deferred_view_is_the_public_class_and_reads_nothing_until_asked() -> None:
+def test_a_deferred_view_is_a_model_request_and_reads_nothing_until_asked() -> None:
     read = Reads()
     view = lazy(read)
-    assert type(view) is ModelRequest
     assert isinstance(view, ModelRequest)
     assert (view.model, view.stream, view.raw) == ("m", False, "raw")  # given: no read
     assert read.calls == 0
+    assert view.messages == FULL.messages
+    assert type(view) is ModelRequest  # once read, a plain one
+
+
+def test_the_public_classes_read_their_attributes_at_full_speed() -> None:
+    """No `__getattr__` on the public classes: Python specializes attribute reads only on
+    classes without one; the deferred views' own subclass has it."""
+    for cls in (ModelRequest, ModelResponse):
+        assert not hasattr(cls, "__getattr__")
+    assert hasattr(type(lazy(Reads())), "__getattr__")
 
 
 def test_the_first_field_read_fills_every_other_once_and_keeps_the_given_ones() -> None:
@@ -90,12 +99,26 @@ def test_every_way_of_looking_at_a_view_sees_it_filled(use: Callable[[Any], bool
     assert read.calls == 1
 
 
-def test_replace_gives_a_plain_view_of_the_same_class() -> None:
-    view = lazy(Reads())
-    changed = view.replace(model="other")
-    assert type(changed) is ModelRequest
-    assert changed == ModelRequest(FULL.messages, (), "other", FULL.options)
-    assert changed.raw == "raw"
+def test_replace_copy_and_pickle_give_plain_views_of_the_public_class() -> None:
+    for make in (
+        lambda v: v.replace(model="other"),
+        lambda v: attrs.evolve(v, model="other"),
+        lambda v: copy.copy(v).replace(model="other"),
+        lambda v: copy.deepcopy(v).replace(model="other"),
+        lambda v: pickle.loads(pickle.dumps(v)).replace(model="other", raw="raw"),
+    ):
+        changed = make(lazy(Reads()))
+        assert type(changed) is ModelRequest
+        assert changed == ModelRequest(FULL.messages, (), "other", FULL.options)
+        assert changed.raw == "raw"
+
+
+def test_an_unread_view_equals_the_complete_view_from_either_side() -> None:
+    plain = ModelRequest(FULL.messages, (), "m", FULL.options)
+    assert lazy(Reads()) == plain
+    assert plain == lazy(Reads())
+    assert (plain != lazy(Reads())) is False
+    assert lazy(Reads()) != plain.replace(model="x")
 
 
 def test_a_name_the_class_does_not_have_is_an_attribute_error_and_reads_nothing() -> None:
@@ -130,7 +153,7 @@ def test_a_deferred_response_reads_every_field_on_first_use() -> None:
     full = ModelResponse(Message.assistant("hello"), Usage(1, 2, 3), "stop", "m", {"id": 1})
     read = Reads(full)
     view = deferred_response_of(read, b"{}")
-    assert type(view) is ModelResponse
+    assert isinstance(view, ModelResponse)
     assert read.calls == 0
     assert view.text == "hello"  # through a property too
     assert (view.usage, view.finish_reason, view.model, view.raw) == (
