@@ -641,3 +641,12 @@ def test_a_stream_of_native_items_broken_midway_ends_the_run_with_its_error() ->
             got.append(chunk.choices[0].delta.content)
     assert got == ["a"]
     assert ends == ["ReadError"]  # the run ends once, with the error as it happened
+
+
+def test_a_gemini_view_reads_its_model_right_past_the_paths_it_remembers() -> None:
+    wire = GeminiWire()
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    for n in range(600):
+        suffix = STREAM_PATH if n % 2 else ":generateContent"
+        view = wire.view(body, None, f"models/m{n}{suffix}")
+        assert (view.model, view.stream) == (f"m{n}", bool(n % 2))

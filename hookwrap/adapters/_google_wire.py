@@ -99,6 +99,10 @@ def _is_synthetic(id_: str | None) -> bool:
     return id_ is None or id_ == "" or id_.startswith(SYNTHETIC_ID)
 
 
+# a call's path -> its model and whether it streams, learned as calls come
+_HEADS: dict[str | None, tuple[str | None, bool]] = {}
+
+
 def model_of(path: str) -> str | None:
     """The model of a call's path: `models/gemini-2.0-flash:generateContent` ->
     `gemini-2.0-flash`; a resource without `models/` (`tunedModels/x`) is returned whole."""
@@ -474,13 +478,15 @@ class GeminiWire(Wire):
 
     def view(self, body: Mapping[str, Any], raw: Any, path: str | None = None) -> ModelRequest:
         """`request(body, path)` with `raw` set, read from `body` on first use (see `Wire`)."""
-        made: ModelRequest = deferred_request(
-            model_of(path) if path else None,
-            bool(path and STREAM_PATH in path),
-            raw,
-            self._request_of,
-            (body, path),
-        )
+        head = _HEADS.get(path)
+        if head is None:
+            if len(_HEADS) >= 256:  # a few paths, one per model, are the rule
+                _HEADS.clear()
+            head = _HEADS[path] = (
+                model_of(path) if path else None,
+                bool(path and STREAM_PATH in path),
+            )
+        made: ModelRequest = deferred_request(*head, raw, self._request_of, (body, path))
         return made
 
     def _request_of(self, args: tuple[Mapping[str, Any], str | None]) -> ModelRequest:

@@ -52,7 +52,6 @@ __all__ = [
     "wrap_client",
 ]
 
-_MODEL_CALLS = (":generateContent", ":streamGenerateContent")
 _WIRE = GeminiWire()
 
 
@@ -346,7 +345,10 @@ _SHAPE = {False: "sync", True: "async"}
 
 
 def _is_model_call(method: str, path: str) -> bool:
-    return method.lower() == "post" and any(p in path for p in _MODEL_CALLS)
+    # the model calls (streamed or not), told apart from the client's other requests
+    return (":generateContent" in path or ":streamGenerateContent" in path) and (
+        method == "POST" or method.lower() == "post"
+    )
 
 
 class _Layer:
