@@ -650,3 +650,13 @@ def test_a_gemini_view_reads_its_model_right_past_the_paths_it_remembers() -> No
         suffix = STREAM_PATH if n % 2 else ":generateContent"
         view = wire.view(body, None, f"models/m{n}{suffix}")
         assert (view.model, view.stream) == (f"m{n}", bool(n % 2))
+
+
+def test_the_converter_unstructures_an_unread_view_as_the_complete_one() -> None:
+    from hookwrap._convert import converter
+
+    plain = ModelRequest(FULL.messages, (), "m", FULL.options, raw="raw")
+    assert converter.unstructure(lazy(Reads())) == converter.unstructure(plain)
+    full = ModelResponse(Message.assistant("hello"), Usage(1, 2, 3), "stop", "m", None)
+    view = deferred_response_of(Reads(full), b"{}")
+    assert converter.unstructure(view) == converter.unstructure(full)
