@@ -20,7 +20,7 @@ class Call:
     Kept in `ModelRequest.raw`, so that an unchanged request is passed on untouched.
     """
 
-    __slots__ = ("args", "extra", "fn", "kwargs", "request", "response", "result", "seen")
+    __slots__ = ("args", "extra", "fn", "kwargs", "made", "request", "response", "result", "seen")
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]):
         self.fn = fn
@@ -31,12 +31,13 @@ class Call:
         self.result: Any = None  # the native result
         self.extra: Any = None  # adapter's own notes
         self.seen: Any = None  # the chunk the adapter made last, in a stream
+        self.made: Any = None  # (chunks, native): the adapter's last stream, while unpulled
 
     def release(self) -> None:
         """Let go of the views and streams once the call is over. `request.raw` points back
         here, so keeping them would leave a cycle (views, native answer, HTTP response)
         for the garbage collector, which is slow to find in a large heap."""
-        self.request = self.response = self.result = self.extra = self.seen = None
+        self.request = self.response = self.result = self.extra = self.seen = self.made = None
 
 
 _NOT_STREAMY = (str, bytes, bytearray, dict)
@@ -99,8 +100,9 @@ class Adapter:
     def natives(self, chunks: Any, call: Call, is_async: bool) -> Natives | None:
         """For a stream no hook looks at chunk by chunk: if `chunks` is the stream of
         chunks `chunks()` (or `achunks()`) made last for `call`, not pulled yet, the
-        native items to hand on in its place as they come, and what makes a chunk of one
-        (for a response view, made only if someone looks at it). None: chunks are read."""
+        native items to hand on in its place as they come (a `Chunk` among them goes the
+        way of chunks), and what makes a chunk of one (for a response view, made only if
+        someone looks at it). None: chunks are read."""
         return None
 
     def native(self, response: ModelResponse, call: Call | None) -> Any:

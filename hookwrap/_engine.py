@@ -422,7 +422,9 @@ class ModelEngine(_Shared):
             yield _PRIMED  # a stream dropped before its first pull is closed from here
             ctx.phase = "model_stream"
             for index, chunk in enumerate(pulled):
-                if natives is not None:  # a native item, handed on as it came
+                if natives is not None and chunk.__class__ is not Chunk:
+                    # a native item, handed on as it came (an adapter may give a Chunk for
+                    # one it cannot hand on so: that goes the way of chunks)
                     ctx.chunk_index = index
                     if received is not None:
                         received.append(chunk)
@@ -611,7 +613,7 @@ class ModelEngine(_Shared):
                     out: Any = await on_chunk_async(hooks, chunk, ctx) if hooks else chunk
                 finally:
                     current_var.reset(token)
-                if natives is not None:  # a native item, handed on as it came
+                if natives is not None and chunk.__class__ is not Chunk:
                     if received is not None:
                         received.append(chunk)
                     yield chunk

@@ -660,3 +660,96 @@ def test_the_converter_unstructures_an_unread_view_as_the_complete_one() -> None
     full = ModelResponse(Message.assistant("hello"), Usage(1, 2, 3), "stop", "m", None)
     view = deferred_response_of(Reads(full), b"{}")
     assert converter.unstructure(view) == converter.unstructure(full)
+
+
+# -- plain function streams ---------------------------------------------------------------------
+
+ITEMS: list[Any] = [
+    "Hel",
+    "lo",
+    {"kind": "text", "text": " there"},
+    hw.Chunk("usage", usage=hw.Usage(2, 3, 5)),
+    "",
+    {"kind": "finish", "finish_reason": "stop"},
+]
+
+
+def _function_stream(is_async: bool, items: list[Any]) -> Any:
+    if is_async:
+
+        async def allm(prompt: str) -> Any:
+            for item in items:
+                yield item
+
+        return allm
+
+    def llm(prompt: str) -> Any:
+        yield from items
+
+    return llm
+
+
+def _drain(is_async: bool, wrapped: Any) -> list[Any]:
+    if not is_async:
+        return list(wrapped("hi"))
+
+    async def main() -> list[Any]:
+        return [item async for item in wrapped("hi")]
+
+    return asyncio.run(main())
+
+
+@hw.on_chunk
+def passes(chunk: hw.Chunk) -> None:
+    return None
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=("sync", "async"))
+def test_a_function_stream_no_hook_looks_into_gives_what_a_looked_at_one_gives(
+    is_async: bool,
+) -> None:
+    """The same items, and the same response for `after_model`, whether the stream is
+    read as chunks (an `on_chunk` hook) or handed on as it came (none)."""
+    seen: list[Any] = []
+
+    @hw.after_model
+    def look(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response)
+
+    fn = _function_stream(is_async, ITEMS)
+    as_chunks = _drain(is_async, hw.model(fn, use=[look, passes]))
+    as_items = _drain(is_async, hw.model(fn, use=[look]))
+    assert as_items == as_chunks
+    assert as_items[:2] == ["Hel", "lo"]
+    assert as_items[0] is ITEMS[0]  # the very objects
+    assert seen[0] == seen[1]
+    assert seen[1].text == "Hello there"
+    assert seen[1].usage == hw.Usage(2, 3, 5)
+    assert seen[1].finish_reason == "stop"
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=("sync", "async"))
+def test_a_function_stream_handed_on_still_refuses_what_is_no_chunk(is_async: bool) -> None:
+    fn = _function_stream(is_async, ["ok", 7])
+    with pytest.raises(TypeError, match="streamed a int; a streaming model function yields"):
+        _drain(is_async, hw.model(fn, use=[nod]))
+
+
+def test_a_function_stream_no_hook_looks_into_makes_no_chunk_of_its_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hookwrap.adapters import function
+
+    made: list[Any] = []
+    original = function.new_chunk
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(function, "new_chunk", counted)
+    fn = _function_stream(False, ["a", "b", "c"])
+    assert list(hw.model(fn, use=[nod])("hi")) == ["a", "b", "c"]
+    assert made == []
+    assert list(hw.model(fn, use=[nod, passes])("hi")) == ["a", "b", "c"]
+    assert len(made) == 3

@@ -41,7 +41,7 @@ _capture: ContextVar[bool] = ContextVar("hookwrap_capture", default=False)
 class Exchange:
     """One model call's native side: the client, its wire, and what came back."""
 
-    __slots__ = ("capture", "client", "dropped", "http", "made", "template", "wire")
+    __slots__ = ("capture", "client", "dropped", "http", "template", "wire")
 
     def __init__(self, client: Any, wire: Wire, capture: bool) -> None:
         self.client = client
@@ -50,7 +50,6 @@ class Exchange:
         self.http: Any = None
         self.template: Event | None = None
         self.dropped = False  # whether a hook dropped one of the stream's chunks
-        self.made: Any = None  # (chunks, native): the stream of chunks made last, unpulled
 
 
 def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
@@ -421,7 +420,7 @@ class ApiClientAdapter(Adapter):
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         assert call is not None
         made = self._chunks(native, call)
-        call.args[2].made = (made, native)  # for `natives`, while no one pulls them
+        call.made = (made, native)  # for `natives`, while no one pulls them
         return made
 
     def _chunks(self, native: Any, call: Call) -> Iterator[Chunk]:
@@ -430,7 +429,7 @@ class ApiClientAdapter(Adapter):
         http = native.http
         decoder = SSEDecoder()
         feed = decoder.feed
-        ex.made = None  # pulled: no other reading of the response now
+        call.made = None  # pulled: no other reading of the response now
         try:
             for data in _raw_or_decoded(http):
                 for event in feed(data):
@@ -449,7 +448,7 @@ class ApiClientAdapter(Adapter):
     def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         assert call is not None
         made = self._achunks(native, call)
-        call.args[2].made = (made, native)
+        call.made = (made, native)
         return made
 
     async def _achunks(self, native: Any, call: Call) -> AsyncIterator[Chunk]:
@@ -458,7 +457,7 @@ class ApiClientAdapter(Adapter):
         http = native.http
         decoder = SSEDecoder()
         feed = decoder.feed
-        ex.made = None  # pulled: no other reading of the response now
+        call.made = None  # pulled: no other reading of the response now
         try:
             async for data in _araw_or_decoded(http):
                 for event in feed(data):
@@ -475,12 +474,11 @@ class ApiClientAdapter(Adapter):
             await http.aclose()
 
     def natives(self, chunks: Any, call: Call, is_async: bool) -> Natives | None:
-        ex: Exchange = call.args[2]
-        made = ex.made
+        made = call.made
         if made is None or made[0] is not chunks:  # pulled, or not the last stream made
             return None
-        ex.made = None
-        return (_aevents if is_async else _events)(made[1].http), ex.wire.chunk
+        call.made = None
+        return (_aevents if is_async else _events)(made[1].http), call.args[2].wire.chunk
 
     def dropped(self, chunk: Chunk, call: Call | None) -> None:
         assert call is not None

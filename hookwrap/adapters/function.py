@@ -11,7 +11,7 @@ import typing
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, Literal
 
-from .._adapter import Adapter, Call, is_stream
+from .._adapter import Adapter, Call, Natives, is_stream
 from .._convert import chunk_from_dict, chunk_to_dict, message_from, message_to_dict
 from .._hooks import describe
 from .._types import (
@@ -319,6 +319,14 @@ class FunctionAdapter(Adapter):
         )
 
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
+        made = self._chunks(native, call)
+        if call is not None:
+            call.made = (made, native)  # for `natives`, while no one pulls them
+        return made
+
+    def _chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
+        if call is not None:
+            call.made = None  # pulled: no other reading of the stream now
         chunk = self.chunk
         try:
             for item in native:
@@ -331,7 +339,15 @@ class FunctionAdapter(Adapter):
             if close is not None:
                 close()
 
-    async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+    def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+        made = self._achunks(native, call)
+        if call is not None:
+            call.made = (made, native)
+        return made
+
+    async def _achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+        if call is not None:
+            call.made = None
         chunk = self.chunk
         try:
             async for item in native:
@@ -340,6 +356,13 @@ class FunctionAdapter(Adapter):
             aclose = getattr(native, "aclose", None)
             if aclose is not None:
                 await aclose()
+
+    def natives(self, chunks: Any, call: Call, is_async: bool) -> Natives | None:
+        made = call.made
+        if made is None or made[0] is not chunks:  # pulled, or not the last stream made
+            return None
+        call.made = None
+        return (_aitems if is_async else _items)(made[1], self.chunk), self.chunk
 
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         raw = chunk.raw
@@ -371,3 +394,25 @@ def _is_request_annotation(fn: Callable[..., Any], name: str) -> bool:
         hints = dict(getattr(fn, "__annotations__", {}))
     ann = hints.get(name)
     return ann is ModelRequest or (isinstance(ann, str) and ann.endswith("ModelRequest"))
+
+
+def _items(native: Any, chunk: Callable[[Any], Chunk]) -> Iterator[Any]:
+    """A stream's `str` items as they come; any other item as its chunk (checked, and
+    written back as a changed chunk would be). Closes the stream when closed."""
+    try:
+        for item in native:
+            yield item if item.__class__ is str else chunk(item)
+    finally:
+        close = getattr(native, "close", None)
+        if close is not None:
+            close()
+
+
+async def _aitems(native: Any, chunk: Callable[[Any], Chunk]) -> AsyncIterator[Any]:
+    try:
+        async for item in native:
+            yield item if item.__class__ is str else chunk(item)
+    finally:
+        aclose = getattr(native, "aclose", None)
+        if aclose is not None:
+            await aclose()

@@ -72,13 +72,12 @@ class _Sent(Event):
 class _Exchange:
     """One model call's native side, beside the SDK's own arguments in `Call.args`."""
 
-    __slots__ = ("bare", "headers", "made", "path", "template")
+    __slots__ = ("bare", "headers", "path", "template")
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.template: Event | None = None  # the stream's first object (model, response id)
         self.headers: dict[str, str] = {}  # the headers of the HTTP response, for new ones
-        self.made: Any = None  # (chunks, native): the stream of chunks made last, unpulled
         self.bare = False  # whether the stream hands on the SDK's objects as they came
 
 
@@ -197,12 +196,12 @@ class GeminiAdapter(Adapter):
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         assert call is not None
         made = self._chunks(native, call)
-        call.args[4].made = (made, native)  # for `natives`, while no one pulls them
+        call.made = (made, native)  # for `natives`, while no one pulls them
         return made
 
     def _chunks(self, native: Any, call: Call) -> Iterator[Chunk]:
         ex: _Exchange = call.args[4]
-        ex.made = None  # pulled: no other reading of the stream now
+        call.made = None  # pulled: no other reading of the stream now
         chunk = _WIRE.chunk
         for http in _responses(native):
             made = call.seen = chunk(self._seen(http, ex))
@@ -211,12 +210,12 @@ class GeminiAdapter(Adapter):
     def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         assert call is not None
         made = self._achunks(native, call)
-        call.args[4].made = (made, native)
+        call.made = (made, native)
         return made
 
     async def _achunks(self, native: Any, call: Call) -> AsyncIterator[Chunk]:
         ex: _Exchange = call.args[4]
-        ex.made = None  # pulled: no other reading of the stream now
+        call.made = None  # pulled: no other reading of the stream now
         chunk = _WIRE.chunk
         async for http in _aresponses(native):
             made = call.seen = chunk(self._seen(http, ex))
@@ -224,10 +223,10 @@ class GeminiAdapter(Adapter):
 
     def natives(self, chunks: Any, call: Call, is_async: bool) -> Natives | None:
         ex: _Exchange = call.args[4]
-        made = ex.made
+        made = call.made
         if made is None or made[0] is not chunks:  # pulled, or not the last stream made
             return None
-        ex.made = None
+        call.made = None
         ex.bare = True
         return (_aresponses if is_async else _responses)(made[1]), _chunk_of
 
