@@ -47,9 +47,9 @@ class _View(_Replace):
 
 
 def deferred_class(cls: type[Any]) -> type[Any]:
-    """The class of `cls`'s deferred views (`cls` a `_View`): views whose fields, but those
-    an adapter set, are read, all at once, the first time one of them is; the view then
-    becomes a `cls` like any other.
+    """The class of `cls`'s deferred views (`cls` a `_View`): views whose fields, other
+    than those an adapter set, are read all at once, the first time one of them is; the
+    view then becomes a `cls` like any other.
 
     It is a subclass with `__getattr__`, which Python calls only for a name it did not find,
     as an empty slot. The public class has none: its attributes are read at full speed
