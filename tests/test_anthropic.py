@@ -294,3 +294,48 @@ def test_parse_reads_what_the_hooks_left(is_async: bool) -> None:
     )
     assert parsed.parsed_output == Weather(city="Paris", degrees=9)
     assert system_of(provider.requests[-1].body) == "Be brief."
+
+
+@pytest.mark.parametrize("order", ["usage_first", "usage_last"])
+def test_the_usage_of_a_stream_of_new_chunks_reaches_the_final_message(order: str) -> None:
+    """A wrap hook's own stream (a fallback's, say) reporting usage in a chunk of its own,
+    before or after its finish chunk (OpenAI sends it after): the caller's final message
+    has it, and keeps the stop reason."""
+    usage = hw.Chunk("usage", usage=hw.Usage(3, 4, 7))
+    finish = hw.Chunk("finish", finish_reason="end_turn")
+    tail = [usage, finish] if order == "usage_first" else [finish, usage]
+
+    @hw.wrap_model
+    def own(request: hw.ModelRequest) -> Any:
+        yield request
+        return iter([hw.Chunk("text", "hi"), *tail])
+
+    wrapped = hw.wrap(FakeProvider(["x"]).anthropic(), use=[own])
+    with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+        final = stream.get_final_message()
+    assert final.content[0].text == "hi"
+    assert final.stop_reason == "end_turn"
+    assert final.usage.output_tokens == 4
+
+
+def test_a_usage_chunk_added_to_the_apis_own_stream_sends_no_event_of_its_own() -> None:
+    """In a stream the API framed and no hook reframed, a new usage chunk has no event to
+    go in: none is sent for it (an unknown event would reach the caller)."""
+
+    @hw.on_chunk
+    def add_usage(chunk: hw.Chunk) -> Any:
+        if chunk.kind == "text":
+            return [chunk, hw.Chunk("usage", usage=hw.Usage(1, 2, 3))]
+        return None
+
+    wrapped = hw.wrap(FakeProvider(["hello"]).anthropic(), use=[add_usage])
+    stream = wrapped.messages.create(model="m", max_tokens=10, messages=USER, stream=True)
+    kinds = {event.type for event in stream}
+    assert kinds == {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    }

@@ -32,7 +32,7 @@ from hookwrap.adapters._anthropic_wire import (  # the laws reach into the write
     _units,  # pyright: ignore[reportPrivateUsage]
     _write_messages,  # pyright: ignore[reportPrivateUsage]
 )
-from hookwrap.adapters._wire import Event, parse_sse
+from hookwrap.adapters._wire import NOTE, Event, parse_sse
 
 anthropic = pytest.importorskip("anthropic")
 pydantic = pytest.importorskip("pydantic")
@@ -735,7 +735,9 @@ def test_new_chunks_take_their_block_index_from_raw_value_or_template() -> None:
     assert out.data["delta"]["stop_reason"] == "end_turn"
     [out] = W.write_chunk(Chunk("custom", name="anthropic.ping", value={"type": "ping"}), START)
     assert out.event == "ping"
-    assert W.write_chunk(Chunk("usage", usage=Usage(1, 1, 2)), START) == []
+    [note] = W.write_chunk(Chunk("usage", usage=Usage(1, 1, 2)), START)  # for a framer only
+    assert (note.event, note.data["usage"]) == (NOTE, {"input_tokens": 1, "output_tokens": 1})
+    assert W.write_chunk(Chunk("usage"), START) == []  # no counts: nothing to say
     assert W.write_chunk(Chunk("custom", name="mine", value={"type": "ping"}), START) == []
 
 

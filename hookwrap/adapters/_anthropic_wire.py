@@ -33,7 +33,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import Event, Framer, Wire, json_int
+from ._wire import NOTE, Event, Framer, Wire, json_int
 
 __all__ = ["MessagesWire"]
 
@@ -526,18 +526,23 @@ class _Framer(Framer):
     content block of its kind (blocks numbered in the order they open, one open at a time),
     `message_delta` and `message_stop` last. The SDK's `messages.stream()` needs all that."""
 
-    __slots__ = ("block", "count", "model", "sent_delta", "started", "tools")
+    __slots__ = ("block", "count", "delta", "model", "sent_delta", "started", "tools", "usage")
 
     def __init__(self, model: Any) -> None:
         super().__init__()
         self.model = model if isinstance(model, str) else ""
-        self.started = self.sent_delta = self.tools = False
+        self.started = self.tools = self.sent_delta = False
         self.block: tuple[Any, str] | None = None  # the open block: its given index, its type
         self.count = 0  # blocks opened so far
+        self.delta: Event | None = None  # the closing `message_delta`, sent just before the end
+        self.usage: dict[str, Any] = {}  # counts from `NOTE`s, for the closing delta
 
     def _one(self, event: Event, out: list[Event]) -> None:
         data = _map(event.data)
         kind = data.get("type", event.event)
+        if kind == NOTE:
+            self.usage.update(_map(data.get("usage")))
+            return
         if not self.started:
             self.started = True
             if kind == "message_start":
@@ -568,12 +573,15 @@ class _Framer(Framer):
                 self._close_block(out)
         elif kind == "message_delta":
             self._close_block(out)
-            self.sent_delta = True
-            out.append(event)
+            self.delta = event  # held: usage may still come
         elif kind == "message_stop":
             self._close(out)
         elif kind != "message_start":
             out.append(event)
+
+    def replay(self, batch: Sequence[Event]) -> None:
+        super().replay(batch)
+        self.sent_delta = self.delta is not None  # out already: sent again only with usage
 
     def _open(self, index: Any, btype: str, block: dict[str, Any], out: list[Event]) -> None:
         self._close_block(out)
@@ -594,10 +602,19 @@ class _Framer(Framer):
             self._one(_event({"type": "message_stop"}), out)
             return
         self._close_block(out)
-        if not self.sent_delta:
+        event = self.delta
+        if event is None:
             delta = {"stop_reason": "tool_use" if self.tools else "end_turn", "stop_sequence": None}
-            usage = {"output_tokens": 0}
-            out.append(_event({"type": "message_delta", "delta": delta, "usage": usage}))
+            usage: dict[str, Any] = {"output_tokens": 0}
+            event = _event({"type": "message_delta", "delta": delta, "usage": usage})
+        if self.usage:
+            data = _map(event.data)
+            usage = {**_map(data.get("usage")), **self.usage}
+            event = _event({**data, "usage": usage})
+        elif self.sent_delta:
+            event = None
+        if event is not None:
+            out.append(event)
         out.append(_event({"type": "message_stop"}))
         self.closed = True
 
@@ -636,6 +653,7 @@ class MessagesWire(Wire):
     path = "/messages"
     frames = True
     reframes = True
+    notes = True
 
     def opens(self, event: Event) -> bool:
         return event.event == "message_start" or _map(event.data).get("type") == "message_start"
@@ -815,8 +833,10 @@ class MessagesWire(Wire):
     def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:
         """A chunk read from an event rewrites that event. A new one becomes a delta at the
         block index of `_index` (a text block must be open there; put the index in `value`
-        otherwise); a new ``usage`` chunk, or a ``custom`` one not named after its
-        Anthropic event, has no event to go in and is left out."""
+        otherwise). A new ``usage`` chunk has no event of its own: it becomes a `NOTE`,
+        which a framer puts in the stream's closing `message_delta` (a stream the API
+        framed, unchanged but for it, leaves it out); a ``custom`` chunk not named after
+        its Anthropic event is left out."""
         raw = chunk.raw
         data: dict[str, Any] = dict(_map(raw.data)) if isinstance(raw, Event) else {}
         kind = chunk.kind
@@ -863,8 +883,11 @@ class MessagesWire(Wire):
             counts.setdefault("output_tokens", 0)
             return [_event({"type": "message_delta", "delta": delta, "usage": counts})]
         if kind == "usage":
-            if etype != "message_start" or usage is None:
+            if usage is None:
                 return []
+            if etype != "message_start":  # no event of its own: for the closing delta
+                counts = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+                return [Event(NOTE, {"type": NOTE, "usage": counts})]
             message = _map(data.get("message"))
             counts = {
                 **_map(message.get("usage")),

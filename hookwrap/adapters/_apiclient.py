@@ -29,7 +29,7 @@ from .._convert import message_from
 from .._engine import ModelEngine
 from .._stack import Chain
 from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
-from ._wire import Event, Framer, SSEDecoder, Wire
+from ._wire import NOTE, Event, Framer, SSEDecoder, Wire
 
 __all__ = ["ApiClientAdapter", "ClientProxy", "Layer", "hook_client", "process_hooked"]
 
@@ -238,8 +238,11 @@ class _Outgoing:
             self.framer = self._framer_from(batch)
         if self.framer is not None:
             batch = self.framer.events(batch)
-        elif self.sent is not None:
-            self.sent.extend(batch)
+        else:
+            if self.sent is not None:
+                self.sent.extend(batch)  # notes too, for a framer that takes over
+            if self.wire.notes and any(event.event == NOTE for event in batch):
+                batch = [event for event in batch if event.event != NOTE]  # framers' only
         restated = self.restated
         return batch if restated is None else [restated(event) for event in batch]
 
@@ -254,7 +257,7 @@ class _Outgoing:
         if not self.ex.dropped or self.sent is None:
             return None
         framer = self.wire.framer(self.body)
-        framer.events(self.sent)  # what went out before: read, not sent again
+        framer.replay(self.sent)  # what went out before: read, not sent again
         self.sent = None
         return framer
 

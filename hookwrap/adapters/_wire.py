@@ -13,7 +13,22 @@ from typing import Any, cast
 
 from .._types import Chunk, ModelRequest, ModelResponse, deferred_request, deferred_response
 
-__all__ = ["Event", "Framer", "SSEDecoder", "Wire", "encode_sse", "json_int", "loads", "parse_sse"]
+__all__ = [
+    "NOTE",
+    "Event",
+    "Framer",
+    "SSEDecoder",
+    "Wire",
+    "encode_sse",
+    "json_int",
+    "loads",
+    "parse_sse",
+]
+
+#: The name of an event for a stream's framer only, never sent: what a new chunk says that
+#: no event of the API can carry on its own (an Anthropic usage, which the framer puts in
+#: the stream's closing `message_delta`).
+NOTE = "hookwrap.note"
 
 
 class Event:
@@ -259,6 +274,8 @@ class Wire:
         """
         return event
 
+    #: whether `write_chunk` may give `NOTE` events (then sent only through a framer)
+    notes: bool = False
     #: whether this API's streams open and close with events of their own (see `opens`)
     frames: bool = False
     #: whether a stream is framed once a hook dropped one of its chunks: where the API's
@@ -304,6 +321,10 @@ class Framer:
                 break
             self._one(event, out)
         return out
+
+    def replay(self, batch: Sequence[Event]) -> None:
+        """Read events that went out before this framer took over (after a drop)."""
+        self.events(batch)
 
     def end(self) -> list[Event]:
         """The closing events the stream has not sent yet."""
