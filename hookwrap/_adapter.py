@@ -31,7 +31,7 @@ class Call:
         self.result: Any = None  # the native result
         self.extra: Any = None  # adapter's own notes
         self.seen: Any = None  # the chunk the adapter made last, in a stream
-        self.made: Any = None  # (chunks, native): the adapter's last stream, while unpulled
+        self.made: Any = None  # (chunks, native): the last stream made, while unpulled
 
     def release(self) -> None:
         """Let go of the views and streams once the call is over. `request.raw` points back
@@ -98,11 +98,20 @@ class Adapter:
         raise NotImplementedError
 
     def natives(self, chunks: Any, call: Call, is_async: bool) -> Natives | None:
-        """For a stream no hook looks at chunk by chunk: if `chunks` is the stream of
-        chunks `chunks()` (or `achunks()`) made last for `call`, not pulled yet, the
-        native items to hand on in its place as they come (a `Chunk` among them goes the
-        way of chunks), and what makes a chunk of one (for a response view, made only if
-        someone looks at it). None: chunks are read."""
+        """For a stream no hook looks at chunk by chunk: `items` of its native stream, to
+        read in place of `chunks`, if those are the chunks made last for `call` (the
+        engine notes them as `call.made`) and nothing pulled them yet (`chunks` and
+        `achunks` clear `call.made` when first pulled). None: chunks are read."""
+        made = call.made
+        if made is None or made[0] is not chunks:
+            return None
+        call.made = None
+        return self.items(made[1], call, is_async)
+
+    def items(self, native: Any, call: Call, is_async: bool) -> Natives | None:
+        """The items of the native stream `native` to hand on as they come (a `Chunk`
+        among them goes the way of chunks), and what makes a chunk of one (for a response
+        view, made only if someone looks at it). None: the adapter offers none."""
         return None
 
     def native(self, response: ModelResponse, call: Call | None) -> Any:

@@ -277,8 +277,7 @@ class ModelEngine(_Shared):
             call = request.raw
             if is_stream(native):
                 chunks = adapter.chunks(native, call)
-                _opened(call, chunks)
-                _opened(call, native)  # closing a generator never started skips its finally
+                _made(call, chunks, native)
                 if not (self.raw_direct or adapter.notes_chunks) and isinstance(call, Call):
                     return _recorded(chunks, call)
                 return chunks
@@ -296,8 +295,7 @@ class ModelEngine(_Shared):
             call = request.raw
             if is_stream(native):
                 chunks = adapter.achunks(native, call)
-                _opened(call, chunks)
-                _opened(call, native)
+                _made(call, chunks, native)
                 if not (self.raw_direct or adapter.notes_chunks) and isinstance(call, Call):
                     return _arecorded(chunks, call)
                 return chunks
@@ -765,6 +763,16 @@ def _opened(call: Any, stream: Any) -> None:
             call.extra = [stream]
         else:
             call.extra.append(stream)
+
+
+def _made(call: Any, chunks: Any, native: Any) -> None:
+    """A stream the adapter made of the model's: both are remembered, to be closed at once
+    if the caller stops early (closing a generator never started skips its finally), and
+    noted as the last one made (see `Adapter.natives`)."""
+    _opened(call, chunks)
+    _opened(call, native)
+    if isinstance(call, Call):
+        call.made = (chunks, native)
 
 
 def _close(chunks: Any, call: Call) -> None:

@@ -422,11 +422,6 @@ class ApiClientAdapter(Adapter):
 
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         assert call is not None
-        made = self._chunks(native, call)
-        call.made = (made, native)  # for `natives`, while no one pulls them
-        return made
-
-    def _chunks(self, native: Any, call: Call) -> Iterator[Chunk]:
         ex: Exchange = call.args[2]
         chunk_of = ex.wire.chunk
         http = native.http
@@ -448,13 +443,8 @@ class ApiClientAdapter(Adapter):
         finally:
             http.close()
 
-    def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+    async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         assert call is not None
-        made = self._achunks(native, call)
-        call.made = (made, native)
-        return made
-
-    async def _achunks(self, native: Any, call: Call) -> AsyncIterator[Chunk]:
         ex: Exchange = call.args[2]
         chunk_of = ex.wire.chunk
         http = native.http
@@ -476,12 +466,8 @@ class ApiClientAdapter(Adapter):
         finally:
             await http.aclose()
 
-    def natives(self, chunks: Any, call: Call, is_async: bool) -> Natives | None:
-        made = call.made
-        if made is None or made[0] is not chunks:  # pulled, or not the last stream made
-            return None
-        call.made = None
-        return (_aevents if is_async else _events)(made[1].http), call.args[2].wire.chunk
+    def items(self, native: Any, call: Call, is_async: bool) -> Natives | None:
+        return (_aevents if is_async else _events)(native.http), call.args[2].wire.chunk
 
     def dropped(self, chunk: Chunk, call: Call | None) -> None:
         assert call is not None
@@ -779,7 +765,7 @@ def hook_client(client: Any, layers: Sequence[Layer]) -> Any:
     is_async = inspect.iscoroutinefunction(cls.request)
     request = client.request
     for layer in layers:
-        if not layer.wires:  # no hooks: nothing to go through
+        if not layer.chain.hooks:  # nothing to go through
             continue
         layer.engine(is_async)  # refuse hooks this client cannot run now, not at the first call
         request = functools.partial(layer.acall if is_async else layer.call, client, request)

@@ -319,12 +319,6 @@ class FunctionAdapter(Adapter):
         )
 
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
-        made = self._chunks(native, call)
-        if call is not None:
-            call.made = (made, native)  # for `natives`, while no one pulls them
-        return made
-
-    def _chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         if call is not None:
             call.made = None  # pulled: no other reading of the stream now
         chunk = self.chunk
@@ -339,13 +333,7 @@ class FunctionAdapter(Adapter):
             if close is not None:
                 close()
 
-    def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
-        made = self._achunks(native, call)
-        if call is not None:
-            call.made = (made, native)
-        return made
-
-    async def _achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+    async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         if call is not None:
             call.made = None
         chunk = self.chunk
@@ -357,12 +345,8 @@ class FunctionAdapter(Adapter):
             if aclose is not None:
                 await aclose()
 
-    def natives(self, chunks: Any, call: Call, is_async: bool) -> Natives | None:
-        made = call.made
-        if made is None or made[0] is not chunks:  # pulled, or not the last stream made
-            return None
-        call.made = None
-        return (_aitems if is_async else _items)(made[1], self.chunk), self.chunk
+    def items(self, native: Any, call: Call, is_async: bool) -> Natives | None:
+        return (_aitems if is_async else _items)(native, self.chunk), self.chunk
 
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         raw = chunk.raw

@@ -195,11 +195,6 @@ class GeminiAdapter(Adapter):
 
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         assert call is not None
-        made = self._chunks(native, call)
-        call.made = (made, native)  # for `natives`, while no one pulls them
-        return made
-
-    def _chunks(self, native: Any, call: Call) -> Iterator[Chunk]:
         ex: _Exchange = call.args[4]
         call.made = None  # pulled: no other reading of the stream now
         chunk = _WIRE.chunk
@@ -207,13 +202,8 @@ class GeminiAdapter(Adapter):
             made = call.seen = chunk(self._seen(http, ex))
             yield made
 
-    def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+    async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         assert call is not None
-        made = self._achunks(native, call)
-        call.made = (made, native)
-        return made
-
-    async def _achunks(self, native: Any, call: Call) -> AsyncIterator[Chunk]:
         ex: _Exchange = call.args[4]
         call.made = None  # pulled: no other reading of the stream now
         chunk = _WIRE.chunk
@@ -221,14 +211,9 @@ class GeminiAdapter(Adapter):
             made = call.seen = chunk(self._seen(http, ex))
             yield made
 
-    def natives(self, chunks: Any, call: Call, is_async: bool) -> Natives | None:
-        ex: _Exchange = call.args[4]
-        made = call.made
-        if made is None or made[0] is not chunks:  # pulled, or not the last stream made
-            return None
-        call.made = None
-        ex.bare = True
-        return (_aresponses if is_async else _responses)(made[1]), _chunk_of
+    def items(self, native: Any, call: Call, is_async: bool) -> Natives | None:
+        call.args[4].bare = True  # the SDK's own objects go back as they came
+        return (_aresponses if is_async else _responses)(native), _chunk_of
 
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         assert call is not None
