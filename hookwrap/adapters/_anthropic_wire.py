@@ -574,6 +574,7 @@ class _Framer(Framer):
         elif kind == "message_delta":
             self._close_block(out)
             self.delta = event  # held: usage may still come
+            self.sent_delta = False
         elif kind == "message_stop":
             self._close(out)
         elif kind != "message_start":
@@ -602,21 +603,21 @@ class _Framer(Framer):
             self._one(_event({"type": "message_stop"}), out)
             return
         self._close_block(out)
+        if self.usage or not self.sent_delta:  # not out yet, or out without the usage
+            out.append(self._closing_delta())
+        out.append(_event({"type": "message_stop"}))
+        self.closed = True
+
+    def _closing_delta(self) -> Event:
+        """The stream's `message_delta` (or one made here) with the counts notes gave."""
         event = self.delta
         if event is None:
             delta = {"stop_reason": "tool_use" if self.tools else "end_turn", "stop_sequence": None}
-            usage: dict[str, Any] = {"output_tokens": 0}
-            event = _event({"type": "message_delta", "delta": delta, "usage": usage})
-        if self.usage:
-            data = _map(event.data)
-            usage = {**_map(data.get("usage")), **self.usage}
-            event = _event({**data, "usage": usage})
-        elif self.sent_delta:
-            event = None
-        if event is not None:
-            out.append(event)
-        out.append(_event({"type": "message_stop"}))
-        self.closed = True
+            event = _event({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 0}})
+        if not self.usage:
+            return event
+        data = _map(event.data)
+        return _event({**data, "usage": {**_map(data.get("usage")), **self.usage}})
 
 
 _custom_chunk = maker(Chunk, "kind", "name", "value", "raw")

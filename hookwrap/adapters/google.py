@@ -287,7 +287,7 @@ class GeminiAdapter(Adapter):
 
     def _http_stream(self, stream: Iterator[Any], ex: _Exchange) -> Iterator[Any]:
         try:
-            if ex.bare:  # the SDK's own objects, as they came (see `natives`)
+            if ex.bare:  # the SDK's own objects, as they came (see `items`)
                 yield from stream
                 return
             for item in stream:
