@@ -62,8 +62,9 @@ def noop_hooks(before: int, after: int, wraps: int) -> list[Any]:
 
 
 def views(prompt: str) -> Any:
-    """What a hooked call of `plain` must build at least: its request and response views
-    (a frozen `ModelRequest` with one `Message`, a `ModelResponse` with one `Message`)."""
+    """What the views of a call of `plain` cost once a hook reads them: a frozen
+    `ModelRequest` with one `Message`, a `ModelResponse` with one `Message` (hooks that do
+    not look at them, as the no-op hooks here, leave them unread)."""
     request = new_request((new_message("user", prompt),), (), None, {}, False, None)
     new_response(new_message("assistant", prompt), None, None, None, prompt)
     return request
@@ -129,7 +130,7 @@ def main() -> None:
 
     calls: dict[str, Callable[[str], Any]] = {
         "plain call": plain,
-        "the neutral views of one call, alone": views,
+        "the neutral views of one call, read, alone": views,
         "1 closure layer": closures(1),
         "5 closure layers": closures(5),
         "hookwrap, 0 hooks": hw.model(plain),

@@ -115,7 +115,8 @@ def maker(cls: type[Any], *names: str, deferred: bool = False) -> Callable[..., 
     already of the right types). Every other field takes its default, or a value given by
     keyword (one whose default is a factory always takes a new default). A frozen class
     refuses plain attribute stores, and its descriptors' `__set__` costs a call per field,
-    so the fields are stored on a twin with the same slots, which then becomes `cls`.
+    so the fields are stored on a twin with the same slots, which then becomes `cls`. The
+    twin is made by calling it (`object.__new__(twin)` costs more).
 
     `deferred` (for a `_View`): the constructor takes `read` and `arg` after `names`, and
     leaves every other field empty until one is read; then they all come from `read(arg)`,
@@ -124,7 +125,7 @@ def maker(cls: type[Any], *names: str, deferred: bool = False) -> Callable[..., 
     """
     fields = attrs.fields(cls)
     twin = type(f"_{cls.__name__}Builder", cls.__bases__, {"__slots__": [f.name for f in fields]})
-    namespace: dict[str, Any] = {"_new": object.__new__, "_twin": twin, "_cls": cls}
+    namespace: dict[str, Any] = {"_twin": twin, "_cls": cls}
     body: list[str] = []
     keywords: list[str] = []  # the other fields with a plain default may be given by name
     if deferred:
@@ -148,7 +149,7 @@ def maker(cls: type[Any], *names: str, deferred: bool = False) -> Callable[..., 
         body.append(f"    obj.{name} = {value}\n")
     params = ", ".join([*names, *(["*", *keywords] if keywords else [])])
     source = (
-        f"def make({params}):\n    obj = _new(_twin)\n{''.join(body)}"
+        f"def make({params}):\n    obj = _twin()\n{''.join(body)}"
         "    obj.__class__ = _cls\n    return obj\n"
     )
     exec(compile(source, f"<hookwrap maker {cls.__name__}>", "exec"), namespace)

@@ -753,3 +753,110 @@ def test_a_function_stream_no_hook_looks_into_makes_no_chunk_of_its_text(
     assert made == []
     assert list(hw.model(fn, use=[nod, passes])("hi")) == ["a", "b", "c"]
     assert len(made) == 3
+
+
+# -- plain functions ---------------------------------------------------------------------------
+
+
+def test_a_function_call_no_hook_looks_into_reads_neither_its_messages_nor_its_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hookwrap.adapters import function
+
+    made: list[Any] = []
+    original = function.new_message
+
+    def counted(*args: Any) -> Any:
+        made.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(function, "new_message", counted)
+    got: list[Any] = []
+
+    @hw.before_model
+    def before(request: hw.ModelRequest) -> None:
+        got.append(request)
+
+    @hw.after_model
+    def after(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        got.append(response)
+
+    def answer(prompt: str) -> str:
+        return prompt.upper()
+
+    assert hw.model(answer, use=[before, after])("hi") == "HI"
+    assert made == []  # neither the prompt nor the answer became a Message
+    request, response = got
+    assert type(request) is not ModelRequest
+    assert isinstance(request, ModelRequest)
+    assert type(response) is not ModelResponse
+    assert isinstance(response, ModelResponse)
+    assert request.messages == (Message.user("hi"),)  # read now, on first use
+    assert type(request) is ModelRequest
+    assert response == ModelResponse(Message.assistant("HI"), raw="HI")
+    assert type(response) is ModelResponse
+
+
+def test_a_function_calls_views_read_late_are_what_reading_them_at_once_gives() -> None:
+    late: list[Any] = []
+    early: list[Any] = []
+
+    @hw.before_model
+    def keep(request: hw.ModelRequest) -> None:
+        late.append(request)
+
+    @hw.before_model
+    def look(request: hw.ModelRequest) -> None:
+        early.append((request.messages, request.tools, request.model, request.options))
+
+    def chat(messages: list[Any], model: str = "", temperature: float = 1.0) -> str:
+        return "ok"
+
+    given = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+    hw.model(chat, use=[keep])(given, model="m1", temperature=0.5)
+    hw.model(chat, use=[look])(given, model="m1", temperature=0.5)
+    (request,) = late
+    assert (request.messages, request.tools, request.model, request.options) == early[0]
+    assert request.options == {"temperature": 0.5}
+    assert request.messages[0] == Message.system("be brief")
+
+
+def test_a_function_calls_request_shows_the_messages_it_was_called_with() -> None:
+    """Read after the call, the request still holds the messages as they were when the
+    call was made, although the target appended to its list meanwhile."""
+    seen: list[Any] = []
+
+    @hw.after_model
+    def look(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(request.messages)
+
+    def chat(messages: list[dict[str, str]]) -> str:
+        messages.append({"role": "assistant", "content": "ok"})
+        return "ok"
+
+    history = [{"role": "user", "content": "hi"}]
+    hw.model(chat, use=[look])(history)
+    assert len(history) == 2
+    assert seen == [(Message.user("hi"),)]
+
+
+def test_a_message_no_view_can_hold_is_refused_in_the_hook_that_looks() -> None:
+    """As for SDK bodies: the first hook that reads the messages gets the error, with its
+    note; a call whose hooks never look passes them to the target as they were."""
+    robot = [{"role": "robot", "content": "beep"}]
+    given: list[Any] = []
+
+    def chat(messages: list[dict[str, str]]) -> str:
+        given.append(messages)
+        return "ok"
+
+    @hw.before_model
+    def look(request: hw.ModelRequest) -> None:
+        request.messages  # noqa: B018
+
+    with pytest.raises(ValueError, match="role must be one of") as caught:
+        hw.model(chat, use=[look])(robot)
+    assert any("look" in note for note in caught.value.__notes__)
+    assert given == []
+    assert hw.model(chat, use=[nod])(robot) == "ok"
+    assert given == [robot]

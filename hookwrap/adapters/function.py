@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from .._adapter import Adapter, Call, Natives, is_stream
 from .._convert import chunk_from_dict, chunk_to_dict, message_from, message_to_dict
@@ -20,6 +20,8 @@ from .._types import (
     Message,
     ModelRequest,
     ModelResponse,
+    deferred_request,
+    deferred_response,
     new_chunk,
     new_message,
     new_request,
@@ -138,7 +140,6 @@ class FunctionAdapter(Adapter):
         if self.other is not None and (given := self._given(call)) is not self:
             return given.request(call)
         value = self._argument(call)
-        kwargs = call.kwargs
         if self.form == "request":
             if not isinstance(value, ModelRequest):
                 raise TypeError(
@@ -151,29 +152,43 @@ class FunctionAdapter(Adapter):
                     raise TypeError(
                         f"{describe(self.fn)}: `prompt` must be a str (got {type(value).__name__})"
                     )
-                messages: tuple[Message, ...] = (new_message("user", value),)
             elif isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
                 raise TypeError(
                     f"{describe(self.fn)}: `messages` must be a list of chat dicts or "
                     f"Messages (got {type(value).__name__})"
                 )
             else:
-                messages = tuple(message_from(m) for m in value)  # pyright: ignore[reportUnknownVariableType]
+                value = tuple(cast("list[Any]", value))  # as called, whatever the target appends
+            # messages and options are read when a hook first looks at them
+            kwargs = call.kwargs
             if kwargs or len(call.args) > self.model_index:
-                options = {k: v for k, v in kwargs.items() if k != self.name and k not in _RESERVED}
                 model = self._model(call)
-                request = new_request(
-                    messages,
-                    (),
+                request = deferred_request(
                     model if isinstance(model, str) else None,
-                    options,
                     bool(kwargs.get("stream", self.streams)),
                     call,
+                    self._read,
+                    (value, kwargs),
                 )
             else:
-                request = new_request(messages, (), None, {}, self.streams, call)
+                request = deferred_request(None, self.streams, call, self._read, (value, None))
         call.request = request
         return request
+
+    def _read(self, given: tuple[Any, dict[str, Any] | None]) -> ModelRequest:
+        """The messages and options of a call, from its argument (`value`) and keywords."""
+        value, kwargs = given
+        if self.form == "prompt":
+            messages: tuple[Message, ...] = (new_message("user", value),)
+        else:
+            messages = tuple(message_from(m) for m in value)
+        options = (
+            {k: v for k, v in kwargs.items() if k != self.name and k not in _RESERVED}
+            if kwargs
+            else {}
+        )
+        made: ModelRequest = new_request(messages, (), None, options, False, None)
+        return made
 
     def invoke(self, request: ModelRequest) -> Any:
         call = request.raw
@@ -244,7 +259,10 @@ class FunctionAdapter(Adapter):
     # -- response -----------------------------------------------------------------------
 
     def response(self, native: Any, call: Call | None) -> ModelResponse:
-        response = self.coerce(native, call)
+        if native.__class__ is str:  # the usual answer, read when a hook first looks at it
+            response: ModelResponse = deferred_response(_text_response, native)
+        else:
+            response = self.coerce(native, call)
         if call is not None:
             call.result = native
             call.response = response
@@ -258,8 +276,7 @@ class FunctionAdapter(Adapter):
     def coerce(self, value: Any, call: Call | None) -> ModelResponse:
         made: ModelResponse
         if value.__class__ is str:  # the usual answer, first
-            made = new_response(new_message("assistant", value), None, None, None, value)
-            return made
+            return _text_response(value)
         if isinstance(value, ModelResponse):
             return value
         if isinstance(value, str):
@@ -369,6 +386,11 @@ class FunctionAdapter(Adapter):
 
     def is_stream(self, value: Any) -> bool:
         return is_stream(value)
+
+
+def _text_response(text: str) -> ModelResponse:
+    made: ModelResponse = new_response(new_message("assistant", text), None, None, None, text)
+    return made
 
 
 def _is_request_annotation(fn: Callable[..., Any], name: str) -> bool:
