@@ -719,12 +719,15 @@ class Layer:
         if wire is None:
             return inner(cast_to, options, stream=stream, stream_cls=stream_cls)
         engine = self.sync_engine or self.engine(False)
-        ex = Exchange(client, wire, _capture.get())
+        capture = _capture.get()
+        ex = Exchange(client, wire, capture)
+        args = (cast_to, options, ex)
+        kwargs = {"stream": stream, "stream_cls": stream_cls}
+        if not capture:  # the usual call, not one made by an outer layer
+            return engine.call(inner, None, args, kwargs)
         token = _capture.set(False)  # calls made by hooks get SDK objects as usual
         try:
-            return engine.call(
-                inner, None, (cast_to, options, ex), {"stream": stream, "stream_cls": stream_cls}
-            )
+            return engine.call(inner, None, args, kwargs)
         finally:
             _capture.reset(token)
 
@@ -742,14 +745,18 @@ class Layer:
         if wire is None:
             return await inner(cast_to, options, stream=stream, stream_cls=stream_cls)
         engine = self.async_engine or self.engine(True)
-        ex = Exchange(client, wire, _capture.get())
-        token = _capture.set(False)
-        try:
-            result = await engine.acall(
-                inner, None, (cast_to, options, ex), {"stream": stream, "stream_cls": stream_cls}
-            )
-        finally:
-            _capture.reset(token)
+        capture = _capture.get()
+        ex = Exchange(client, wire, capture)
+        args = (cast_to, options, ex)
+        kwargs = {"stream": stream, "stream_cls": stream_cls}
+        if not capture:
+            result = await engine.acall(inner, None, args, kwargs)
+        else:
+            token = _capture.set(False)
+            try:
+                result = await engine.acall(inner, None, args, kwargs)
+            finally:
+                _capture.reset(token)
         # the async SDK parses in a coroutine, awaited here, outside the hooks
         return await result if inspect.isawaitable(result) else result
 
