@@ -318,24 +318,31 @@ def test_the_usage_of_a_stream_of_new_chunks_reaches_the_final_message(order: st
     assert final.usage.output_tokens == 4
 
 
-def test_a_usage_chunk_added_to_the_apis_own_stream_sends_no_event_of_its_own() -> None:
-    """In a stream the API framed and no hook reframed, a new usage chunk has no event to
-    go in: none is sent for it (an unknown event would reach the caller)."""
+@pytest.mark.parametrize("after", ["text", "finish"])
+def test_a_usage_chunk_added_to_the_apis_own_stream_reaches_the_final_message(after: str) -> None:
+    """A hook adds a usage chunk to the API's own stream, before its `message_delta` (after
+    a text chunk) or after it: no event of the API's carries it, so the stream is framed
+    from there on, and its closing `message_delta` has the counts and the stop reason."""
 
     @hw.on_chunk
     def add_usage(chunk: hw.Chunk) -> Any:
-        if chunk.kind == "text":
-            return [chunk, hw.Chunk("usage", usage=hw.Usage(1, 2, 3))]
+        if chunk.kind == after:
+            return [chunk, hw.Chunk("usage", usage=hw.Usage(1, 42, 43))]
         return None
 
-    wrapped = hw.wrap(FakeProvider(["hello"]).anthropic(), use=[add_usage])
-    stream = wrapped.messages.create(model="m", max_tokens=10, messages=USER, stream=True)
-    kinds = {event.type for event in stream}
-    assert kinds == {
-        "message_start",
-        "content_block_start",
-        "content_block_delta",
-        "content_block_stop",
-        "message_delta",
-        "message_stop",
-    }
+    wrapped = hw.wrap(FakeProvider(["hello", "hello"]).anthropic(), use=[add_usage])
+    with wrapped.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+        final = stream.get_final_message()
+    assert final.content[0].text == "hello"  # type: ignore[union-attr]
+    assert final.stop_reason == "end_turn"
+    assert final.usage.output_tokens == 42
+    events = list(wrapped.messages.create(model="m", max_tokens=10, messages=USER, stream=True))
+    plain = FakeProvider(["hello"]).anthropic()
+    kinds = [
+        e.type for e in plain.messages.create(model="m", max_tokens=10, messages=USER, stream=True)
+    ]
+    if after == "finish":  # the API's delta went out before the counts came: one more
+        kinds.insert(-1, "message_delta")
+    assert [event.type for event in events] == kinds
+    assert events[-2].delta.stop_reason == "end_turn"  # type: ignore[union-attr]
+    assert events[-2].usage.output_tokens == 42  # type: ignore[union-attr]

@@ -236,13 +236,13 @@ class _Outgoing:
     def __call__(self, batch: Sequence[Event]) -> Sequence[Event]:
         if self.framer is None:
             self.framer = self._framer_from(batch)
+            if self.framer is None and self.wire.notes and any(e.event == NOTE for e in batch):
+                # a hook added counts no event of the API's carries: framed from here on
+                self.framer = self._replaying()
         if self.framer is not None:
             batch = self.framer.events(batch)
-        else:
-            if self.sent is not None:
-                self.sent.extend(batch)  # notes too, for a framer that takes over
-            if self.wire.notes and any(event.event == NOTE for event in batch):
-                batch = [event for event in batch if event.event != NOTE]  # framers' only
+        elif self.sent is not None:
+            self.sent.extend(batch)
         restated = self.restated
         return batch if restated is None else [restated(event) for event in batch]
 
@@ -256,8 +256,13 @@ class _Outgoing:
             return None if self.wire.opens(batch[0]) else self.wire.framer(self.body)
         if not self.ex.dropped or self.sent is None:
             return None
+        return self._replaying()
+
+    def _replaying(self) -> Framer:
+        """A framer taking over a stream the API framed, having read what went out."""
         framer = self.wire.framer(self.body)
-        framer.replay(self.sent)  # what went out before: read, not sent again
+        assert self.sent is not None, f"{type(self.wire).__name__} cannot reframe"
+        framer.replay(self.sent)  # read, not sent again
         self.sent = None
         return framer
 
