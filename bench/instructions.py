@@ -6,11 +6,16 @@ count has moved by up to 15% between runs), so compare figures from one run only
 repeat a run before trusting a small difference. The children run with a fixed hash seed.
 
 Run: `python -m bench.instructions` (needs `valgrind`; slow: over ten minutes per SDK, so
-`--only google` picks one). Each variant of `bench.sdk` runs in its own process under
-callgrind twice, with `--calls` calls and with none, and the difference divided by
-`--calls` is its cost per call. The collector is off
-while calls are counted: a collection costs in proportion to the whole heap and would land
-in one count and not the other (that a hooked call leaves no garbage cycles is a test).
+`--only google` picks one). `--cache` runs cachegrind instead, which simulates the CPU's
+caches: besides instructions it counts the first-level instruction and data cache misses
+per call, which is where a hooked SDK call's wall-clock cost goes beyond its instructions
+(hookwrap's code and data are cold again after the SDK's own work of each call).
+
+Each variant of `bench.sdk` runs in its own process under valgrind twice, with `--calls`
+calls and with none, and the difference divided by `--calls` is its cost per call. The
+collector is off while calls are counted: a collection costs in proportion to the whole
+heap and would land in one count and not the other (that a hooked call leaves no garbage
+cycles is a test).
 """
 
 from __future__ import annotations
@@ -24,6 +29,13 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 VALGRIND = ("valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null")
+CACHEGRIND = ("valgrind", "--tool=cachegrind", "--cache-sim=yes", "--cachegrind-out-file=/dev/null")
+# what cachegrind prints: its name here, and the pattern of the count in its summary
+CACHE_COUNTS = {
+    "instructions": r"I\s+refs:\s+([\d,]+)",
+    "I1 misses": r"I1\s+misses:\s+([\d,]+)",
+    "D1 misses": r"D1\s+misses:\s+([\d,]+)",
+}
 CHILD = """
 import gc, sys
 from bench.sdk import clients
@@ -42,24 +54,42 @@ for _ in range(int(sys.argv[2])):
 """
 
 
-def instructions(name: str, calls: int) -> int:
+def _valgrind(tool: tuple[str, ...], name: str, calls: int) -> str:
     done = subprocess.run(
-        [*VALGRIND, sys.executable, "-c", CHILD, name, str(calls)],
+        [*tool, sys.executable, "-c", CHILD, name, str(calls)],
         capture_output=True,
         text=True,
         check=True,
         env={**os.environ, "PYTHONHASHSEED": "0"},
     )
-    found = re.search(r"Collected : (\d+)", done.stderr)
+    return done.stderr
+
+
+def instructions(name: str, calls: int) -> int:
+    report = _valgrind(VALGRIND, name, calls)
+    found = re.search(r"Collected : (\d+)", report)
     if found is None:
-        raise RuntimeError(f"no instruction count from callgrind:\n{done.stderr}")
+        raise RuntimeError(f"no instruction count from callgrind:\n{report}")
     return int(found.group(1))
+
+
+def cache_counts(name: str, calls: int) -> dict[str, int]:
+    """Instructions and first-level cache misses, as cachegrind simulates them."""
+    report = _valgrind(CACHEGRIND, name, calls)
+    counts: dict[str, int] = {}
+    for what, pattern in CACHE_COUNTS.items():
+        found = re.search(pattern, report)
+        if found is None:
+            raise RuntimeError(f"no {what} from cachegrind:\n{report}")
+        counts[what] = int(found.group(1).replace(",", ""))
+    return counts
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=100, help="calls counted per variant")
     parser.add_argument("--only", help="only the SDK calls whose name contains this")
+    parser.add_argument("--cache", action="store_true", help="cache misses too (cachegrind)")
     opts = parser.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed")
@@ -67,14 +97,26 @@ def main() -> None:
 
     names = [n for n in clients() if "hand-written" not in n and (opts.only or "") in n]
     runs = [(name, calls) for name in names for calls in (0, opts.calls)]
+
+    def count(run: tuple[str, int]) -> dict[str, int]:
+        if opts.cache:
+            return cache_counts(*run)
+        return {"instructions": instructions(*run)}
+
     with ThreadPoolExecutor(max_workers=2) as pool:
-        counts = dict(zip(runs, pool.map(lambda run: instructions(*run), runs), strict=True))
-    per_call = {name: (counts[name, opts.calls] - counts[name, 0]) / opts.calls for name in names}
-    print(f"{'SDK call (canned HTTP transport)':<52} {'instructions':>13} {'vs SDK':>8}")
+        counts = dict(zip(runs, pool.map(count, runs), strict=True))
+    kinds = list(counts[runs[0]])
+    print(f"{'SDK call (canned HTTP transport), per call':<52}", end="")
+    print("".join(f" {kind:>13} {'vs SDK':>7}" for kind in kinds))
     for name in names:
-        base = per_call[name.split(":")[0] + ": SDK alone"]
-        mark = f"{100 * (per_call[name] / base - 1):+7.1f}%" if WRAPPED in name else ""
-        print(f"{name:<52} {per_call[name]:>13,.0f} {mark:>8}")
+        base = name.split(":")[0] + ": SDK alone"
+        print(f"{name:<52}", end="")
+        for kind in kinds:
+            mine = (counts[name, opts.calls][kind] - counts[name, 0][kind]) / opts.calls
+            sdk = (counts[base, opts.calls][kind] - counts[base, 0][kind]) / opts.calls
+            mark = f"{100 * (mine / sdk - 1):+6.1f}%" if WRAPPED in name else ""
+            print(f" {mine:>13,.0f} {mark:>7}", end="")
+        print()
 
 
 if __name__ == "__main__":
