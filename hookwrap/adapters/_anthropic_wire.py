@@ -836,8 +836,8 @@ class MessagesWire(Wire):
         block index of `_index` (a text block must be open there; put the index in `value`
         otherwise). A new ``usage`` chunk has no event of its own: it becomes a `NOTE`,
         which a framer puts in the stream's closing `message_delta` (a stream the API
-        framed, unchanged but for it, leaves it out); a ``custom`` chunk not named after
-        its Anthropic event is left out."""
+        framed is framed from a note on); a ``custom`` chunk not named after its Anthropic
+        event is left out."""
         raw = chunk.raw
         data: dict[str, Any] = dict(_map(raw.data)) if isinstance(raw, Event) else {}
         kind = chunk.kind

@@ -274,7 +274,8 @@ class Wire:
         """
         return event
 
-    #: whether `write_chunk` may give `NOTE` events (then sent only through a framer)
+    #: whether `write_chunk` may give `NOTE` events (a stream is framed from its first on,
+    #: which needs `reframes`: only a framer reads them, and none goes out)
     notes: bool = False
     #: whether this API's streams open and close with events of their own (see `opens`)
     frames: bool = False

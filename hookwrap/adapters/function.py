@@ -280,8 +280,7 @@ class FunctionAdapter(Adapter):
         if isinstance(value, ModelResponse):
             return value
         if isinstance(value, str):
-            made = new_response(new_message("assistant", value), None, None, None, value)
-            return made
+            return _text_response(value)
         if isinstance(value, Message):
             made = new_response(value, None, None, None, value)
             return made
