@@ -183,3 +183,43 @@ def test_a_stream_a_hook_dropped_structural_events_from_is_framed_again(
     assert "".join(pieces) == text == "hello there, world"
     if api == "responses" and hook is no_usage:
         assert final.usage is None  # the dropped usage stays left out
+
+
+@law
+@given(st.data())
+def test_usage_a_hook_adds_to_the_apis_own_anthropic_stream_reaches_the_final_message(
+    data: st.DataObject,
+) -> None:
+    """A usage chunk added after any chunk of the API's own stream: the caller's final
+    message keeps the text and the stop reason, and has the usage the response view of
+    `after_model` has (the highest of the counts reported)."""
+    pytest.importorskip("anthropic")
+    chunks: list[hw.Chunk] = []
+
+    @hw.on_chunk
+    def count(chunk: hw.Chunk) -> None:
+        chunks.append(chunk)
+
+    plain = hw.wrap(FakeProvider(["hello there"], chunk_size=4).anthropic(), use=[count])
+    list(plain.messages.create(model="m", max_tokens=10, messages=USER, stream=True))
+    at = data.draw(st.integers(0, len(chunks) - 1), label="after chunk")
+    usage = hw.Usage(data.draw(st.integers(0, 9)), data.draw(st.integers(0, 9)))
+    index = 0
+    seen: list[Any] = []
+
+    @hw.on_chunk
+    def add(chunk: hw.Chunk) -> Any:
+        nonlocal index
+        index += 1
+        return [chunk, hw.Chunk("usage", usage=usage)] if index - 1 == at else None
+
+    @hw.after_model
+    def keep(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response.usage)
+
+    client = hw.wrap(FakeProvider(["hello there"], chunk_size=4).anthropic(), use=[add, keep])
+    with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+        final = stream.get_final_message()
+    assert stream.get_final_text() == "hello there"
+    assert final.stop_reason == "end_turn"
+    assert final.usage.output_tokens == seen[0].output_tokens

@@ -535,14 +535,20 @@ class _Framer(Framer):
         self.block: tuple[Any, str] | None = None  # the open block: its given index, its type
         self.count = 0  # blocks opened so far
         self.delta: Event | None = None  # the closing `message_delta`, sent just before the end
-        self.usage: dict[str, Any] = {}  # counts from `NOTE`s, for the closing delta
+        self.usage: dict[str, Any] = {}  # the highest counts `NOTE`s gave, for the closing delta
+
+    def events(self, batch: Sequence[Event]) -> list[Event]:
+        # notes first: the last batch holds `message_stop` and all that came after it
+        if any(event.event == NOTE for event in batch):
+            for event in batch:
+                if event.event == NOTE:
+                    self.usage = _most(self.usage, _map(_map(event.data).get("usage")))
+            batch = [event for event in batch if event.event != NOTE]
+        return super().events(batch)
 
     def _one(self, event: Event, out: list[Event]) -> None:
         data = _map(event.data)
         kind = data.get("type", event.event)
-        if kind == NOTE:
-            self.usage.update(_map(data.get("usage")))
-            return
         if not self.started:
             self.started = True
             if kind == "message_start":
@@ -617,7 +623,17 @@ class _Framer(Framer):
         if not self.usage:
             return event
         data = _map(event.data)
-        return _event({**data, "usage": {**_map(data.get("usage")), **self.usage}})
+        return _event({**data, "usage": _most(_map(data.get("usage")), self.usage)})
+
+
+def _most(counts: Mapping[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
+    """`counts` with each of `more` that is higher: streams report running totals (and a
+    stream's response view keeps the highest of each, see `assemble`)."""
+    out = dict(counts)
+    for key, count in more.items():
+        if json_int(count) >= json_int(out.get(key)):
+            out[key] = count
+    return out
 
 
 _custom_chunk = maker(Chunk, "kind", "name", "value", "raw")
