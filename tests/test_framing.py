@@ -185,23 +185,38 @@ def test_a_stream_a_hook_dropped_structural_events_from_is_framed_again(
         assert final.usage is None  # the dropped usage stays left out
 
 
+def _final(api: str, hooks: list[Any]) -> tuple[str, Any, Any]:
+    """A native stream of "hello there" through `hooks`, read by the SDK's helper: the
+    final text, the stop reason (status) and the usage of the final answer."""
+    provider = FakeProvider(["hello there"], chunk_size=4)
+    if api == "messages":
+        client = hw.wrap(provider.anthropic(), use=hooks)
+        with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+            final = stream.get_final_message()
+            return stream.get_final_text(), final.stop_reason, final.usage
+    with hw.wrap(provider.openai(), use=hooks).responses.stream(model="m", input="hi") as stream:
+        answer = stream.get_final_response()
+        return answer.output_text, answer.status, answer.usage
+
+
 @law
 @given(st.data())
-def test_usage_a_hook_adds_to_the_apis_own_anthropic_stream_reaches_the_final_message(
-    data: st.DataObject,
+@pytest.mark.parametrize("api", ["messages", "responses"])
+def test_usage_a_hook_adds_to_the_apis_own_stream_reaches_the_final_answer(
+    api: str, data: st.DataObject
 ) -> None:
-    """A usage chunk added after any chunk of the API's own stream: the caller's final
-    message keeps the text and the stop reason, and has the usage the response view of
-    `after_model` has (the highest of the counts reported)."""
-    pytest.importorskip("anthropic")
+    """A usage chunk added after any chunk of the API's own stream (whose only usage
+    carriers are its opening and closing events): the caller's final answer keeps the text
+    and the stop reason, and has the usage the response view of `after_model` has (the
+    highest of the counts reported)."""
+    pytest.importorskip("anthropic" if api == "messages" else "openai")
     chunks: list[hw.Chunk] = []
 
     @hw.on_chunk
     def count(chunk: hw.Chunk) -> None:
         chunks.append(chunk)
 
-    plain = hw.wrap(FakeProvider(["hello there"], chunk_size=4).anthropic(), use=[count])
-    list(plain.messages.create(model="m", max_tokens=10, messages=USER, stream=True))
+    plain = _final(api, [count])
     at = data.draw(st.integers(0, len(chunks) - 1), label="after chunk")
     usage = hw.Usage(data.draw(st.integers(0, 9)), data.draw(st.integers(0, 9)))
     index = 0
@@ -217,9 +232,31 @@ def test_usage_a_hook_adds_to_the_apis_own_anthropic_stream_reaches_the_final_me
     def keep(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
         seen.append(response.usage)
 
-    client = hw.wrap(FakeProvider(["hello there"], chunk_size=4).anthropic(), use=[add, keep])
-    with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
-        final = stream.get_final_message()
-    assert stream.get_final_text() == "hello there"
-    assert final.stop_reason == "end_turn"
-    assert final.usage.output_tokens == seen[0].output_tokens
+    text, stop, final_usage = _final(api, [add, keep])
+    assert (text, stop) == plain[:2]
+    assert text == "hello there"
+    assert final_usage.output_tokens == seen[0].output_tokens
+    assert final_usage.output_tokens == max(usage.output_tokens, plain[2].output_tokens)
+
+
+PARTS = ["content_part.added", "output_text.done", "content_part.done"]
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_a_responses_stream_reframed_inside_an_item_sends_each_of_its_parts_once(
+    part: str,
+) -> None:
+    """A hook drops one of a message item's part events, so the framer takes over inside
+    the item, after some of its parts went out: each part goes out once, in order."""
+
+    @hw.on_chunk
+    def drop(chunk: hw.Chunk) -> Any:
+        return hw.DROP if chunk.name == f"openai.responses.response.{part}" else None
+
+    pieces, text, _ = helper_read("responses", drop)
+    assert "".join(pieces) == text == "hello there, world"
+    client = hw.wrap(FakeProvider(["hi there"]).openai(), use=[drop])
+    kinds = [e.type for e in client.responses.create(model="m", input="hi", stream=True)]
+    sent = [k.removeprefix("response.") for k in kinds if k.removeprefix("response.") in PARTS]
+    assert sent == PARTS
+    assert kinds.index("response.content_part.added") < kinds.index("response.output_text.delta")

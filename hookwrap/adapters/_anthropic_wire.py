@@ -33,7 +33,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import NOTE, Event, Framer, Wire, json_int
+from ._wire import NOTE, Event, Framer, Wire, highest, json_int
 
 __all__ = ["MessagesWire"]
 
@@ -526,7 +526,7 @@ class _Framer(Framer):
     content block of its kind (blocks numbered in the order they open, one open at a time),
     `message_delta` and `message_stop` last. The SDK's `messages.stream()` needs all that."""
 
-    __slots__ = ("block", "count", "delta", "model", "sent_delta", "started", "tools", "usage")
+    __slots__ = ("block", "count", "delta", "model", "sent_delta", "started", "tools")
 
     def __init__(self, model: Any) -> None:
         super().__init__()
@@ -535,16 +535,6 @@ class _Framer(Framer):
         self.block: tuple[Any, str] | None = None  # the open block: its given index, its type
         self.count = 0  # blocks opened so far
         self.delta: Event | None = None  # the closing `message_delta`, sent just before the end
-        self.usage: dict[str, Any] = {}  # the highest counts `NOTE`s gave, for the closing delta
-
-    def events(self, batch: Sequence[Event]) -> list[Event]:
-        # notes first: the last batch holds `message_stop` and all that came after it
-        if any(event.event == NOTE for event in batch):
-            for event in batch:
-                if event.event == NOTE:
-                    self.usage = _most(self.usage, _map(_map(event.data).get("usage")))
-            batch = [event for event in batch if event.event != NOTE]
-        return super().events(batch)
 
     def _one(self, event: Event, out: list[Event]) -> None:
         data = _map(event.data)
@@ -609,7 +599,7 @@ class _Framer(Framer):
             self._one(_event({"type": "message_stop"}), out)
             return
         self._close_block(out)
-        if self.usage or not self.sent_delta:  # not out yet, or out without the usage
+        if self.noted or not self.sent_delta:  # not out yet, or out without the usage
             out.append(self._closing_delta())
         out.append(_event({"type": "message_stop"}))
         self.closed = True
@@ -620,20 +610,10 @@ class _Framer(Framer):
         if event is None:
             delta = {"stop_reason": "tool_use" if self.tools else "end_turn", "stop_sequence": None}
             event = _event({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 0}})
-        if not self.usage:
+        if not self.noted:
             return event
         data = _map(event.data)
-        return _event({**data, "usage": _most(_map(data.get("usage")), self.usage)})
-
-
-def _most(counts: Mapping[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
-    """`counts` with each of `more` that is higher: streams report running totals (and a
-    stream's response view keeps the highest of each, see `assemble`)."""
-    out = dict(counts)
-    for key, count in more.items():
-        if json_int(count) >= json_int(out.get(key)):
-            out[key] = count
-    return out
+        return _event({**data, "usage": highest(_map(data.get("usage")), self.noted)})
 
 
 _custom_chunk = maker(Chunk, "kind", "name", "value", "raw")

@@ -36,7 +36,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import Event, Framer, Wire, json_int
+from ._wire import NOTE, Event, Framer, Wire, highest, json_int
 
 __all__ = ["ChatCompletionsWire", "CompletionsWire", "ResponsesWire"]
 
@@ -883,12 +883,27 @@ class _ResponsesFramer(Framer):
     time, each closed with the `.done` events the API sends), `response.completed` last
     with the items delivered. The SDK's `responses.stream()` needs all that."""
 
-    __slots__ = ("ending", "given", "item", "items", "model", "numbers", "response", "text")
+    __slots__ = (
+        "ending",
+        "given",
+        "item",
+        "items",
+        "model",
+        "numbers",
+        "opened",
+        "parts",
+        "replaying",
+        "response",
+        "text",
+    )
 
     def __init__(self, model: Any) -> None:
         super().__init__()
         self.model = model if isinstance(model, str) else ""
         self.response: _J | None = None
+        self.opened = False  # whether the API opened the stream (its `response.created`)
+        self.parts: set[str] = set()  # the open item's part events out (see `_ITEM_PARTS`)
+        self.replaying = False  # reading events that went out before (see `replay`)
         # the terminal event a chunk made (its usage, its status), sent when the stream ends
         self.ending: tuple[str, Mapping[str, Any]] = ("response.completed", {})
         self.item: _J | None = None  # the open output item
@@ -896,6 +911,20 @@ class _ResponsesFramer(Framer):
         self.text: list[str] = []  # the open item's text (a message) or arguments
         self.items: list[_J] = []  # the items closed
         self.numbers = itertools.count()
+
+    def replay(self, batch: Sequence[Event]) -> None:
+        self.replaying = True
+        try:
+            super().replay(batch)
+        finally:
+            self.replaying = False
+
+    def _part(self, out: list[Event], kind: str, **fields: Any) -> None:
+        """An item's part event, unless it went out already. What a replay makes went out
+        only if the API sent it: those are noted as the replay reads them (`_one`)."""
+        if kind not in self.parts and not self.replaying:
+            self.parts.add(kind)
+            self._emit(out, kind, **fields)
 
     def _start(self, out: list[Event]) -> _J:
         """The response the stream opened with (`response.created`), sent now if it was not."""
@@ -913,6 +942,8 @@ class _ResponsesFramer(Framer):
         kind, given = self.ending
         final: _J = {**response, **given}
         final.update(id=response["id"], output=self.items)
+        if self.noted:  # counts new usage chunks gave
+            final["usage"] = highest(_obj(final.get("usage")) or _RESP_USAGE_BASE, self.noted)
         if kind == "response.completed":
             final.update(status="completed", completed_at=int(time.time()))
         self._emit(out, kind, response=final)
@@ -928,6 +959,7 @@ class _ResponsesFramer(Framer):
         data.pop("sequence_number", None)
         if self.response is None and kind == "response.created" and _obj(data.get("response")):
             self.response = dict(cast("_J", data["response"]))
+            self.opened = True
             self._emit(out, kind, **data)
             return
         self._start(out)
@@ -937,6 +969,7 @@ class _ResponsesFramer(Framer):
             self.text.append(_str(data.get("delta")))
             item_id, at = self._at()
             where = {"item_id": item_id, "output_index": at, "content_index": 0}
+            self._part(out, "response.content_part.added", **where, part=dict(_EMPTY_PART))
             self._emit(out, kind, **{**data, **where})
         elif kind in _REASONING_DELTAS:
             self._hold(index, "reasoning", out)
@@ -957,8 +990,14 @@ class _ResponsesFramer(Framer):
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self.ending = (kind, _obj(data.get("response")) or {})  # deltas may still come
         elif kind in _ITEM_PARTS:
-            return  # an open item's own parts: `_close_item` sends them, with what was delivered
-        elif kind not in ("response.created", "response.in_progress", "response.queued"):
+            # an open item's own parts: sent here, with what was delivered; the API's were
+            # out already if a replay reads them
+            if self.replaying:
+                self.parts.add(kind)
+        elif kind in ("response.in_progress", "response.queued"):
+            if self.opened:  # the API's own opening goes on; a made one has its own
+                self._emit(out, kind, **data)
+        elif kind != "response.created":
             self._emit(out, kind, **data)
 
     def _at(self) -> tuple[str, int]:
@@ -985,12 +1024,12 @@ class _ResponsesFramer(Framer):
             item.setdefault("summary", [])
         self.item, self.given = item, index
         self.text = [item["arguments"]] if kind == "function_call" else []
+        self.parts = set()
         at = len(self.items)
         self._emit(out, "response.output_item.added", output_index=at, item=dict(item))
         if kind == "message":
-            part: _J = {"type": "output_text", "text": "", "annotations": []}
             fields = {"item_id": item["id"], "output_index": at, "content_index": 0}
-            self._emit(out, "response.content_part.added", **fields, part=part)
+            self._part(out, "response.content_part.added", **fields, part=dict(_EMPTY_PART))
 
     def _close_item(self, out: list[Event]) -> None:
         item = self.item
@@ -1001,20 +1040,29 @@ class _ResponsesFramer(Framer):
         fields: _J = {"item_id": item["id"], "output_index": at}
         if item["type"] == "message":
             part: _J = {"type": "output_text", "text": text, "annotations": []}
-            self._emit(out, "response.output_text.done", **fields, content_index=0, text=text)
-            self._emit(out, "response.content_part.done", **fields, content_index=0, part=part)
+            self._part(
+                out,
+                "response.content_part.added",
+                **fields,
+                content_index=0,
+                part=dict(_EMPTY_PART),
+            )
+            self._part(out, "response.output_text.done", **fields, content_index=0, text=text)
+            self._part(out, "response.content_part.done", **fields, content_index=0, part=part)
             item["content"] = [part]
         elif item["type"] == "function_call":
             item["arguments"] = text
             done = {"arguments": text, "name": item.get("name", "")}
-            self._emit(out, "response.function_call_arguments.done", **fields, **done)
+            self._part(out, "response.function_call_arguments.done", **fields, **done)
         item["status"] = "completed"
         self._emit(out, "response.output_item.done", output_index=at, item=item)
         self.items.append(item)
         self.item = None
 
 
-# the parts of an output item that `_ResponsesFramer._close_item` sends itself
+_EMPTY_PART: Mapping[str, Any] = {"type": "output_text", "text": "", "annotations": []}
+
+# the parts of an output item that `_ResponsesFramer` sends itself
 _ITEM_PARTS = frozenset(
     {
         "response.content_part.added",
@@ -1042,6 +1090,7 @@ class ResponsesWire(Wire):
     path = "/responses"
     frames = True
     reframes = True
+    notes = True
     restates = True
 
     def opens(self, event: Event) -> bool:
@@ -1210,6 +1259,12 @@ class ResponsesWire(Wire):
         if kind == "custom":
             return _custom_events(chunk, "openai.responses.", raw)
         src = _event_data(raw)
+        if kind == "usage" and _str((src or {}).get("type")) not in _TERMINAL:
+            # a new usage: only the closing event carries one, so it waits for the framer
+            if chunk.usage is None:
+                return []
+            counts = _usage_out(chunk.usage, None, *_RESP_USAGE, _RESP_USAGE_BASE)
+            return [Event(NOTE, {"type": NOTE, "usage": counts})]
         base = src or _event_data(template) or {}
         was = _str(base.get("type"))
         wanted = _EVENT_KINDS[kind]

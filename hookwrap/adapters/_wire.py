@@ -20,14 +20,15 @@ __all__ = [
     "SSEDecoder",
     "Wire",
     "encode_sse",
+    "highest",
     "json_int",
     "loads",
     "parse_sse",
 ]
 
 #: The name of an event for a stream's framer only, never sent: what a new chunk says that
-#: no event of the API can carry on its own (an Anthropic usage, which the framer puts in
-#: the stream's closing `message_delta`).
+#: no event of the API can carry on its own (a usage, which the framer puts in the
+#: stream's closing event: Anthropic's `message_delta`, the Responses `response.completed`).
 NOTE = "hookwrap.note"
 
 
@@ -307,15 +308,24 @@ class Framer:
     """Makes one stream's events well-formed as they pass: the opening events first, each
     delta inside an item or block of its kind (numbered in order), the closing events.
     Subclasses read one event at a time (`_one`) and close the stream once (`_close`,
-    which sets `closed`); nothing is sent after that."""
+    which sets `closed`); nothing is sent after that. The counts `NOTE`s give are kept in
+    `noted` (the highest of each), for the closing events to carry."""
 
-    __slots__ = ("closed",)
+    __slots__ = ("closed", "noted")
 
     def __init__(self) -> None:
         self.closed = False
+        self.noted: dict[str, Any] = {}
 
     def events(self, batch: Sequence[Event]) -> list[Event]:
         """The events to send for `batch`."""
+        if any(event.event == NOTE for event in batch):
+            # notes first: the last batch holds the closing event and all that came after
+            for event in batch:
+                if event.event == NOTE:
+                    given = cast("dict[str, Any]", event.data).get("usage")
+                    self.noted = highest(self.noted, cast("dict[str, Any]", given or {}))
+            batch = [event for event in batch if event.event != NOTE]
         out: list[Event] = []
         for event in batch:
             if self.closed:
@@ -339,6 +349,17 @@ class Framer:
 
     def _close(self, out: list[Event]) -> None:
         raise NotImplementedError
+
+
+def highest(counts: Mapping[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
+    """Token `counts` with each count of `more` that is higher, or missing: streams report
+    running totals, so the highest is the latest (a response view keeps the highest of
+    each, see `assemble`). Other values (details) stay as `counts` has them."""
+    out = dict(counts)
+    for key, count in more.items():
+        if key not in out or json_int(count) > json_int(out[key]):
+            out[key] = count
+    return out
 
 
 # the events after which the SDKs stop reading (OpenAI chat ends with `data: [DONE]`)
