@@ -185,15 +185,18 @@ def test_a_stream_a_hook_dropped_structural_events_from_is_framed_again(
         assert final.usage is None  # the dropped usage stays left out
 
 
-def _final(api: str, hooks: list[Any]) -> tuple[str, Any, Any]:
-    """A native stream of "hello there" through `hooks`, read by the SDK's helper: the
-    final text, the stop reason (status) and the usage of the final answer."""
-    provider = FakeProvider(["hello there"], chunk_size=4)
+def _final(
+    api: str, hooks: list[Any], reply: hw.Message | str = "hello there"
+) -> tuple[str, Any, Any]:
+    """A native stream of `reply` through `hooks`, read by the SDK's helper: the final
+    text, the stop reason (status) and the usage of the final answer."""
+    provider = FakeProvider([reply], chunk_size=4)
     if api == "messages":
         client = hw.wrap(provider.anthropic(), use=hooks)
         with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
             final = stream.get_final_message()
-            return stream.get_final_text(), final.stop_reason, final.usage
+            text = "".join(block.text for block in final.content if block.type == "text")
+            return text, final.stop_reason, final.usage
     with hw.wrap(provider.openai(), use=hooks).responses.stream(model="m", input="hi") as stream:
         answer = stream.get_final_response()
         return answer.output_text, answer.status, answer.usage
@@ -260,3 +263,41 @@ def test_a_responses_stream_reframed_inside_an_item_sends_each_of_its_parts_once
     sent = [k.removeprefix("response.") for k in kinds if k.removeprefix("response.") in PARTS]
     assert sent == PARTS
     assert kinds.index("response.content_part.added") < kinds.index("response.output_text.delta")
+
+
+CALLING = hw.Message(
+    "assistant", "hello there", tool_calls=(hw.ToolCall("call_1", "lookup", {"q": 1}),)
+)
+
+
+@law
+@given(st.data())
+@pytest.mark.parametrize("reply", ["hello there", CALLING], ids=["text", "tool call"])
+@pytest.mark.parametrize("api", ["messages", "responses"])
+def test_whatever_chunks_a_hook_drops_the_helper_reads_the_text_kept(
+    api: str, reply: Any, data: st.DataObject
+) -> None:
+    """Any chunks dropped from the API's own stream (its opening, parts, closing, text;
+    not a tool call's pieces): the SDK's helper still reads it, and its text is that of
+    the text chunks kept."""
+    pytest.importorskip("anthropic" if api == "messages" else "openai")
+    chunks: list[hw.Chunk] = []
+
+    @hw.on_chunk
+    def count(chunk: hw.Chunk) -> None:
+        chunks.append(chunk)
+
+    _final(api, [count], reply)
+    droppable = [i for i, c in enumerate(chunks) if not c.kind.startswith("tool_call")]
+    dropped = data.draw(st.sets(st.sampled_from(droppable)), label="dropped")
+    index = 0
+
+    @hw.on_chunk
+    def drop(chunk: hw.Chunk) -> Any:
+        nonlocal index
+        index += 1
+        return hw.DROP if index - 1 in dropped else None
+
+    text, _, _ = _final(api, [drop], reply)
+    kept = [c.text for i, c in enumerate(chunks) if c.kind == "text" and i not in dropped]
+    assert text == "".join(kept)

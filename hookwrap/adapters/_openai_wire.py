@@ -985,7 +985,10 @@ class _ResponsesFramer(Framer):
             self._open(index, _str(item.get("type")) or "message", item, out)
         elif kind == "response.output_item.done":
             if self.item is not None and self.given == index:
-                self.item.update((k, v) for k, v in (_obj(data.get("item")) or {}).items())
+                done = _obj(data.get("item")) or {}
+                # its id stays the one that went out with the item (made here, if the
+                # API's `output_item.added` was dropped)
+                self.item.update((k, v) for k, v in done.items() if k != "id")
                 self._close_item(out)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self.ending = (kind, _obj(data.get("response")) or {})  # deltas may still come
