@@ -197,7 +197,14 @@ def _final(
             final = stream.get_final_message()
             text = "".join(block.text for block in final.content if block.type == "text")
             return text, final.stop_reason, final.usage
-    with hw.wrap(provider.openai(), use=hooks).responses.stream(model="m", input="hi") as stream:
+    client = hw.wrap(provider.openai(), use=hooks)
+    if api == "chat":
+        usage = {"include_usage": True}
+        with client.chat.completions.stream(model="m", messages=USER, stream_options=usage) as chat:
+            completion = chat.get_final_completion()
+            choice = completion.choices[0]
+            return choice.message.content or "", choice.finish_reason, completion.usage
+    with client.responses.stream(model="m", input="hi") as stream:
         answer = stream.get_final_response()
         return answer.output_text, answer.status, answer.usage
 
@@ -273,7 +280,7 @@ CALLING = hw.Message(
 @law
 @given(st.data())
 @pytest.mark.parametrize("reply", ["hello there", CALLING], ids=["text", "tool call"])
-@pytest.mark.parametrize("api", ["messages", "responses"])
+@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
 def test_whatever_chunks_a_hook_drops_the_helper_reads_the_text_kept(
     api: str, reply: Any, data: st.DataObject
 ) -> None:

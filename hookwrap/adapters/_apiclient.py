@@ -252,11 +252,11 @@ class _Outgoing:
             if not batch:
                 return None
             self.opened = True
-            # hooks made the stream, or left out its opening
-            return None if self.wire.opens(batch[0]) else self.wire.framer(self.body)
+            if not self.wire.opens(batch[0]):  # hooks made the stream, or left out its opening
+                return self.wire.framer(self.body)
         if not self.ex.dropped or self.sent is None:
             return None
-        return self._replaying()
+        return self._replaying()  # a hook dropped a chunk (perhaps before this first batch)
 
     def _replaying(self) -> Framer:
         """A framer taking over a stream the API framed, having read what went out."""

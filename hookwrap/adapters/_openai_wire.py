@@ -521,6 +521,7 @@ class ChatCompletionsWire(Wire):
     __slots__ = ()
     path = "/chat/completions"
     frames = True
+    reframes = True
 
     def opens(self, event: Event) -> bool:
         """A chunk as it came from the API (some compatible servers name no role), or one
