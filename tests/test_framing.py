@@ -4,6 +4,7 @@ builds the final message from them (a hypothesis law, with the real SDKs)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -308,3 +309,21 @@ def test_whatever_chunks_a_hook_drops_the_helper_reads_the_text_kept(
     text, _, _ = _final(api, [drop], reply)
     kept = [c.text for i, c in enumerate(chunks) if c.kind == "text" and i not in dropped]
     assert text == "".join(kept)
+
+
+def test_an_async_stream_a_hook_dropped_every_choice_from_still_finishes() -> None:
+    """The async client's stream goes through the same framing (one chat case here)."""
+    pytest.importorskip("openai")
+
+    @hw.on_chunk
+    def keep_only_the_end(chunk: hw.Chunk) -> Any:
+        return None if chunk.name == "openai.chat.done" else hw.DROP
+
+    async def main() -> Any:
+        client = hw.wrap(FakeProvider(["hello there"]).openai(async_=True), use=[keep_only_the_end])
+        async with client.chat.completions.stream(model="m", messages=USER) as stream:
+            return await stream.get_final_completion()
+
+    completion = asyncio.run(main())
+    assert completion.choices[0].finish_reason == "stop"
+    assert completion.choices[0].message.content is None
