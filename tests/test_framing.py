@@ -186,6 +186,28 @@ def test_a_stream_a_hook_dropped_structural_events_from_is_framed_again(
         assert final.usage is None  # the dropped usage stays left out
 
 
+def _calls(api: str, hooks: list[Any], reply: hw.Message | str) -> tuple[str, list[Any]]:
+    """The final text of a native stream of `reply` through `hooks`, and its tool calls'
+    arguments, as the SDK's helper reads them."""
+    provider = FakeProvider([reply], chunk_size=4)
+    if api == "messages":
+        client = hw.wrap(provider.anthropic(), use=hooks)
+        with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+            final = stream.get_final_message()
+        text = "".join(b.text for b in final.content if b.type == "text")
+        return text, [b.input for b in final.content if b.type == "tool_use"]
+    wrapped = hw.wrap(provider.openai(), use=hooks)
+    if api == "chat":
+        with wrapped.chat.completions.stream(model="m", messages=USER) as chat:
+            message = chat.get_final_completion().choices[0].message
+        calls = [json.loads(c.function.arguments) for c in message.tool_calls or []]
+        return message.content or "", calls
+    with wrapped.responses.stream(model="m", input="hi") as stream:
+        answer = stream.get_final_response()
+    calls = [json.loads(i.arguments) for i in answer.output if i.type == "function_call"]
+    return answer.output_text, calls
+
+
 def _final(
     api: str, hooks: list[Any], reply: hw.Message | str = "hello there"
 ) -> tuple[str, Any, Any]:
@@ -327,3 +349,45 @@ def test_an_async_stream_a_hook_dropped_every_choice_from_still_finishes() -> No
     completion = asyncio.run(main())
     assert completion.choices[0].finish_reason == "stop"
     assert completion.choices[0].message.content is None
+
+
+REWRITES = ["keep", "upper", "empty", "split", "new", "drop"]
+
+
+@law
+@given(st.data())
+@pytest.mark.parametrize("reply", ["hello there, world", CALLING], ids=["text", "tool call"])
+@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+def test_whatever_a_hook_makes_of_the_text_the_helper_reads_it(
+    api: str, reply: Any, data: st.DataObject
+) -> None:
+    """Each text chunk of the API's own stream kept, changed, emptied, split in two (the
+    second a new chunk), replaced by a new chunk or dropped: the SDK's helper reads the
+    text the hook gave, and the tool call as the API sent it."""
+    pytest.importorskip("anthropic" if api == "messages" else "openai")
+    given: list[str] = []
+
+    @hw.on_chunk
+    def rewrite(chunk: hw.Chunk) -> Any:
+        if chunk.kind != "text":
+            return None
+        what = data.draw(st.sampled_from(REWRITES), label=repr(chunk.text))
+        made = {
+            "keep": chunk.text,
+            "upper": chunk.text.upper(),
+            "empty": "",
+            "split": chunk.text,
+            "new": "XY",
+            "drop": "",
+        }[what]
+        given.append(made)
+        if what == "split":
+            return [chunk.replace(text=chunk.text[:1]), hw.Chunk("text", chunk.text[1:])]
+        if what == "new":
+            return hw.Chunk("text", made)
+        if what == "drop":
+            return hw.DROP
+        return None if what == "keep" else chunk.replace(text=made)
+
+    plain = _calls(api, [], reply)
+    assert _calls(api, [rewrite], reply) == ("".join(given), plain[1])

@@ -236,9 +236,8 @@ class _Outgoing:
     def __call__(self, batch: Sequence[Event]) -> Sequence[Event]:
         if self.framer is None:
             self.framer = self._framer_from(batch)
-            if self.framer is None and self.wire.notes and any(e.event == NOTE for e in batch):
-                # a hook added counts no event of the API's carries: framed from here on
-                self.framer = self._replaying()
+            if self.framer is None and self.opened and self.wire.unframed(batch):
+                self.framer = self._replaying()  # a hook's chunk the API's frame cannot hold
         if self.framer is not None:
             batch = self.framer.events(batch)
         elif self.sent is not None:

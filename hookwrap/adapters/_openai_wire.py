@@ -1101,6 +1101,17 @@ class ResponsesWire(Wire):
         data = _obj(event.data)
         return (event.event or (data or {}).get("type")) == "response.created"
 
+    def unframed(self, batch: Sequence[Event]) -> bool:
+        """A note, or a new delta (of a chunk a hook made): it names no item to go in."""
+        for event in batch:
+            if event.event == NOTE:
+                return True
+            data = _obj(event.data)
+            if data is not None and _str(data.get("type")).endswith(".delta"):
+                if not data.get("item_id"):
+                    return True
+        return False
+
     def framer(self, body: Mapping[str, Any]) -> _ResponsesFramer:
         return _ResponsesFramer(body.get("model"))
 

@@ -295,6 +295,12 @@ class Wire:
         """Frames one stream of the call with JSON `body` (see `opens`)."""
         raise NotImplementedError
 
+    def unframed(self, batch: Sequence[Event]) -> bool:
+        """Whether `batch`, of new or changed events in a stream the API framed, holds one
+        that has no place in that frame as it is (a `NOTE`): the stream is then framed from
+        it on, which needs `reframes`."""
+        return self.notes and any(event.event == NOTE for event in batch)
+
     def is_last(self, event: Event) -> bool:
         """Whether a stream ends with this event: SDKs stop reading there and close."""
         name: Any = event.event
