@@ -29,7 +29,7 @@ from .._convert import message_from
 from .._engine import ModelEngine
 from .._stack import Chain
 from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
-from ._wire import NOTE, Event, Framer, SSEDecoder, Wire
+from ._wire import Event, Framer, SSEDecoder, Wire
 
 __all__ = ["ApiClientAdapter", "ClientProxy", "Layer", "hook_client", "process_hooked"]
 

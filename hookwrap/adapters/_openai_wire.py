@@ -1106,10 +1106,9 @@ class ResponsesWire(Wire):
         for event in batch:
             if event.event == NOTE:
                 return True
-            data = _obj(event.data)
-            if data is not None and _str(data.get("type")).endswith(".delta"):
-                if not data.get("item_id"):
-                    return True
+            data = _obj(event.data) or {}
+            if _str(data.get("type")).endswith(".delta") and not data.get("item_id"):
+                return True
         return False
 
     def framer(self, body: Mapping[str, Any]) -> _ResponsesFramer:
