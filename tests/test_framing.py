@@ -391,3 +391,55 @@ def test_whatever_a_hook_makes_of_the_text_the_helper_reads_it(
 
     plain = _calls(api, [], reply)
     assert _calls(api, [rewrite], reply) == ("".join(given), plain[1])
+
+
+@law
+@given(st.data())
+@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+def test_a_tool_call_a_hook_rewrites_reaches_the_final_answer_as_delivered(
+    api: str, data: st.DataObject
+) -> None:
+    """A hook changes a tool call's arguments as they stream (each piece kept, rewritten
+    or split in two, the second a new chunk): the final answer has the arguments the
+    caller read, also where the API's closing events repeat the call (Responses)."""
+    pytest.importorskip("anthropic" if api == "messages" else "openai")
+    digit = data.draw(st.sampled_from("0123456789"), label="digit")
+
+    @hw.on_chunk
+    def rewrite(chunk: hw.Chunk) -> Any:
+        if not chunk.kind.startswith("tool_call") or not chunk.text:
+            return None
+        text = chunk.text.replace("1", digit)
+        if len(text) > 1 and data.draw(st.booleans(), label=f"split {chunk.text!r}"):
+            return [chunk.replace(text=text[:1]), hw.Chunk(chunk.kind, text[1:], value=chunk.value)]
+        return chunk.replace(text=text)
+
+    text, calls = _calls(api, [rewrite], CALLING)
+    assert (text, calls) == ("hello there", [{"q": int(digit)}])
+
+
+@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+def test_a_tool_call_a_hook_renames_reaches_the_final_answer_renamed(api: str) -> None:
+    pytest.importorskip("anthropic" if api == "messages" else "openai")
+
+    @hw.on_chunk
+    def rename(chunk: hw.Chunk) -> Any:
+        return chunk.replace(tool_name="other") if chunk.kind == "tool_call_start" else None
+
+    provider = FakeProvider([CALLING])
+    if api == "messages":
+        client = hw.wrap(provider.anthropic(), use=[rename])
+        with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
+            final = stream.get_final_message()
+        names = [b.name for b in final.content if b.type == "tool_use"]
+    elif api == "chat":
+        wrapped = hw.wrap(provider.openai(), use=[rename])
+        with wrapped.chat.completions.stream(model="m", messages=USER) as chat:
+            message = chat.get_final_completion().choices[0].message
+        names = [c.function.name for c in message.tool_calls or []]
+    else:
+        wrapped = hw.wrap(provider.openai(), use=[rename])
+        with wrapped.responses.stream(model="m", input="hi") as responses:
+            answer = responses.get_final_response()
+        names = [i.name for i in answer.output if i.type == "function_call"]
+    assert names == ["other"]

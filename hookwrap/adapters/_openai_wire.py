@@ -1115,9 +1115,11 @@ class ResponsesWire(Wire):
         return _ResponsesFramer(body.get("model"))
 
     def restate(self, event: Event, delivered: dict[Any, Any]) -> Event:
-        """Closing events repeat the whole text (`output_text.done`, `content_part.done`,
-        `output_item.done`, `response.completed`); they carry what the deltas delivered, so
-        `get_final_response()` and the SDK's snapshots agree with what the caller read."""
+        """Closing events repeat the whole text and function calls (`output_text.done`,
+        `content_part.done`, `function_call_arguments.done`, `output_item.done`,
+        `response.completed`); they carry what the deltas and the calls' opening events
+        delivered, so `get_final_response()` and the SDK's snapshots agree with what the
+        caller read."""
         raw: Any = event.data
         if not isinstance(raw, dict):
             return event
@@ -1126,6 +1128,17 @@ class ResponsesWire(Wire):
         if kind == "response.output_text.delta":
             key = (data.get("item_id"), data.get("content_index"))
             delivered[key] = delivered.get(key, "") + str(data.get("delta", ""))
+            return event
+        if kind == "response.output_item.added":
+            item = _obj(data.get("item")) or {}
+            if item.get("type") == "function_call":  # a call as it went out: id, name, args
+                fields = ("call_id", "name", "arguments")
+                delivered["call", item.get("id")] = {k: item[k] for k in fields if k in item}
+            return event
+        if kind == "response.function_call_arguments.delta":
+            call = delivered.get(("call", data.get("item_id")))
+            if call is not None:
+                call["arguments"] = str(call.get("arguments", "")) + str(data.get("delta", ""))
             return event
         closing = isinstance(kind, str) and (
             kind.endswith(".done")
@@ -1145,10 +1158,21 @@ class ResponsesWire(Wire):
                     found[key] = text
                     changed = True
 
+        def settle_call(item_id: Any, holder: dict[str, Any]) -> None:
+            nonlocal changed
+            call = delivered.get(("call", item_id))
+            if call is not None:
+                for key, value in call.items():
+                    if key in holder and holder[key] != value:
+                        holder[key] = value
+                        changed = True
+
         def settle_item(value: Any) -> None:
             if isinstance(value, dict):
                 item = cast("dict[str, Any]", value)
-                if item.get("type") == "message":
+                if item.get("type") == "function_call":
+                    settle_call(item.get("id"), item)
+                elif item.get("type") == "message":
                     for index, part in enumerate(_list(item.get("content"))):
                         if isinstance(part, dict) and cast("dict[str, Any]", part).get("type") == (
                             "output_text"
@@ -1159,6 +1183,8 @@ class ResponsesWire(Wire):
             settle(fixed.get("item_id"), fixed.get("content_index"), fixed, "text")
         elif kind == "response.content_part.done":
             settle(fixed.get("item_id"), fixed.get("content_index"), fixed.get("part"), "text")
+        elif kind == "response.function_call_arguments.done":
+            settle_call(fixed.get("item_id"), fixed)
         elif kind == "response.output_item.done":
             settle_item(fixed.get("item"))
         elif isinstance(fixed.get("response"), dict):
