@@ -443,3 +443,37 @@ def test_a_tool_call_a_hook_renames_reaches_the_final_answer_renamed(api: str) -
             answer = responses.get_final_response()
         names = [i.name for i in answer.output if i.type == "function_call"]
     assert names == ["other"]
+
+
+@law
+@given(st.data())
+@pytest.mark.parametrize("reply", ["hello there", CALLING], ids=["text", "tool call"])
+@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+def test_a_chunk_a_hook_adds_anywhere_in_the_apis_stream_reaches_the_final_answer(
+    api: str, reply: Any, data: st.DataObject
+) -> None:
+    """A new text or reasoning chunk added after any chunk of the API's own stream (before
+    its first block, inside a tool call, after its end): the SDK's helper reads the text
+    in order, and the tool call whole."""
+    pytest.importorskip("anthropic" if api == "messages" else "openai")
+    chunks: list[hw.Chunk] = []
+
+    @hw.on_chunk
+    def count(chunk: hw.Chunk) -> None:
+        chunks.append(chunk)
+
+    plain = _calls(api, [count], reply)
+    at = data.draw(st.integers(0, len(chunks) - 1), label="after chunk")
+    kind = data.draw(st.sampled_from(["text", "reasoning"]), label="kind")
+    index = 0
+
+    @hw.on_chunk
+    def add(chunk: hw.Chunk) -> Any:
+        nonlocal index
+        index += 1
+        return [chunk, hw.Chunk(kind, "!!")] if index - 1 == at else None
+
+    before = "".join(c.text for c in chunks[: at + 1] if c.kind == "text")
+    after = "".join(c.text for c in chunks[at + 1 :] if c.kind == "text")
+    text = before + ("!!" if kind == "text" else "") + after
+    assert _calls(api, [add], reply) == (text, plain[1])

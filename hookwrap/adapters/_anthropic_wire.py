@@ -33,7 +33,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import NOTE, Event, Framer, Wire, highest, json_int
+from ._wire import NOTE, Event, Framer, Made, Wire, highest, json_int
 
 __all__ = ["MessagesWire"]
 
@@ -503,6 +503,11 @@ def _block_event(kind: str, index: int, **fields: Any) -> Event:
     return _event({"type": kind, "index": index, **fields})
 
 
+def _made(kind: str, index: int, **fields: Any) -> Made:
+    """The event of a new chunk: `index` is only a guess (see `Made`)."""
+    return Made(kind, {"type": kind, "index": index, **fields})
+
+
 _DELTAS = {
     "text": ("text_delta", "text"),
     "reasoning": ("thinking_delta", "thinking"),
@@ -526,15 +531,27 @@ class _Framer(Framer):
     content block of its kind (blocks numbered in the order they open, one open at a time),
     `message_delta` and `message_stop` last. The SDK's `messages.stream()` needs all that."""
 
-    __slots__ = ("block", "count", "delta", "model", "sent_delta", "started", "tools")
+    __slots__ = (
+        "api_block",
+        "block",
+        "count",
+        "delta",
+        "model",
+        "sent_delta",
+        "started",
+        "tools",
+        "waiting",
+    )
 
     def __init__(self, model: Any) -> None:
         super().__init__()
         self.model = model if isinstance(model, str) else ""
         self.started = self.tools = self.sent_delta = False
         self.block: tuple[Any, str] | None = None  # the open block: its given index, its type
+        self.api_block = False  # whether the API opened it (not a `Made` event)
         self.count = 0  # blocks opened so far
         self.delta: Event | None = None  # the closing `message_delta`, sent just before the end
+        self.waiting: list[Event] = []  # made deltas for after the API's open tool call
 
     def _one(self, event: Event, out: list[Event]) -> None:
         data = _map(event.data)
@@ -555,17 +572,27 @@ class _Framer(Framer):
                 "usage": {"input_tokens": 0, "output_tokens": 0},
             }
             out.append(_event({"type": "message_start", "message": message}))
+        made = event.__class__ is Made  # its index is a guess: it goes where it fits
         if kind == "content_block_start":
             block = _map(data.get("content_block"))
-            self._open(data.get("index"), str(block.get("type", "")), dict(block), out)
+            index = object() if made else data.get("index")
+            self._open(index, str(block.get("type", "")), dict(block), out, not made)
         elif kind == "content_block_delta":
             btype, fresh = _BLOCKS.get(_map(data.get("delta")).get("type"), _BLOCKS["text_delta"])
             held = self.block
-            if held is None or held[0] != data.get("index") or not held[1].endswith(btype):
-                self._open(data.get("index"), btype, dict(fresh), out)
+            if made:
+                if held is not None and not held[1].endswith(btype):
+                    if self.api_block and held[1].endswith("tool_use"):
+                        self.waiting.append(event)  # not inside the API's call: after it
+                        return
+                    held = None
+                if held is None:
+                    self._open(object(), btype, dict(fresh), out, False)
+            elif held is None or held[0] != data.get("index") or not held[1].endswith(btype):
+                self._open(data.get("index"), btype, dict(fresh), out, True)
             out.append(_event({**data, "index": self.count - 1}))
         elif kind == "content_block_stop":
-            if self.block is not None and self.block[0] == data.get("index"):
+            if self.block is not None and (made or self.block[0] == data.get("index")):
                 self._close_block(out)
         elif kind == "message_delta":
             self._close_block(out)
@@ -580,25 +607,32 @@ class _Framer(Framer):
         super().replay(batch)
         self.sent_delta = self.delta is not None  # out already: sent again only with usage
 
-    def _open(self, index: Any, btype: str, block: dict[str, Any], out: list[Event]) -> None:
+    def _open(
+        self, index: Any, btype: str, block: dict[str, Any], out: list[Event], api: bool
+    ) -> None:
         self._close_block(out)
         if btype.endswith("tool_use"):
             self.tools = True
             block["id"] = block.get("id") or _new_id("toolu_")
         out.append(_block_event("content_block_start", self.count, content_block=block))
         self.block = (index, btype)
+        self.api_block = api
         self.count += 1
 
     def _close_block(self, out: list[Event]) -> None:
         if self.block is not None:
             out.append(_block_event("content_block_stop", self.count - 1))
             self.block = None
+        waiting, self.waiting = self.waiting, []
+        for event in waiting:
+            self._one(event, out)
 
     def _close(self, out: list[Event]) -> None:
         if not self.started:
             self._one(_event({"type": "message_stop"}), out)
             return
-        self._close_block(out)
+        while self.block is not None or self.waiting:
+            self._close_block(out)
         if self.noted or not self.sent_delta:  # not out yet, or out without the usage
             out.append(self._closing_delta())
         out.append(_event({"type": "message_stop"}))
@@ -651,6 +685,7 @@ class MessagesWire(Wire):
     frames = True
     reframes = True
     notes = True
+    made = True
 
     def opens(self, event: Event) -> bool:
         return event.event == "message_start" or _map(event.data).get("type") == "message_start"
@@ -828,9 +863,9 @@ class MessagesWire(Wire):
         return made
 
     def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:
-        """A chunk read from an event rewrites that event. A new one becomes a delta at the
-        block index of `_index` (a text block must be open there; put the index in `value`
-        otherwise). A new ``usage`` chunk has no event of its own: it becomes a `NOTE`,
+        """A chunk read from an event rewrites that event. A new one becomes a `Made` event
+        at the block index of `_index`, a guess: the framer puts it in the open block of
+        its kind, or a new one. A new ``usage`` chunk has no event of its own: it becomes a `NOTE`,
         which a framer puts in the stream's closing `message_delta` (a stream the API
         framed is framed from a note on); a ``custom`` chunk not named after its Anthropic
         event is left out."""
@@ -847,10 +882,12 @@ class MessagesWire(Wire):
             if etype == "content_block_start" and _STARTS.get(kind) == block.get("type"):
                 return [_event({**data, "content_block": {**block, key: chunk.text}})]
             delta = {"type": dtype, key: chunk.text}
-            return [_block_event("content_block_delta", _index(chunk, template), delta=delta)]
+            return [_made("content_block_delta", _index(chunk, template), delta=delta)]
         if kind == "tool_call_start":
             block = _map(data.get("content_block"))
-            if etype != "content_block_start" or not str(block.get("type")).endswith("tool_use"):
+            is_call = str(block.get("type")).endswith("tool_use")
+            fresh = etype != "content_block_start" or not is_call
+            if fresh:
                 block = {"type": "tool_use", "id": _new_id("toolu_"), "name": "", "input": {}}
             try:
                 args: Any = json.loads(chunk.text) if chunk.text else {}
@@ -862,11 +899,14 @@ class MessagesWire(Wire):
                 "name": chunk.tool_name or block.get("name"),
                 "input": args,
             }
-            return [
-                _block_event("content_block_start", _index(chunk, template), content_block=block)
-            ]
+            at = _index(chunk, template)
+            if fresh:
+                return [_made("content_block_start", at, content_block=block)]
+            return [_block_event("content_block_start", at, content_block=block)]
         if kind == "tool_call_end":
-            return [_block_event("content_block_stop", _index(chunk, template))]
+            if etype == "content_block_stop":
+                return [_block_event("content_block_stop", _index(chunk, template))]
+            return [_made("content_block_stop", _index(chunk, template))]
         usage = chunk.usage
         if kind == "finish":
             delta = {"stop_reason": chunk.finish_reason, "stop_sequence": None}

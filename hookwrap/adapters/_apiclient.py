@@ -183,7 +183,8 @@ def _outgoing(
         else:
             batch = _each(item)
             if batch and is_last(batch[-1]):
-                batch = [*batch, *(event for more in source for event in _each(more))]
+                rest = [event for more in source for event in _each(more)]
+                batch = _closing(batch, rest, is_last)
         yield from send(batch)
         as_is = send.as_is()
     yield from send.end()
@@ -207,7 +208,8 @@ async def _aoutgoing(
         else:
             batch = _each(item)
             if batch and is_last(batch[-1]):
-                batch = [*batch, *[event async for more in source for event in _each(more)]]
+                rest = [event async for more in source for event in _each(more)]
+                batch = _closing(batch, rest, is_last)
         for event in send(batch):
             yield event
         as_is = send.as_is()
@@ -280,6 +282,17 @@ class _Outgoing:
         batch = self.framer.end()
         restated = self.restated
         return batch if restated is None else [restated(event) for event in batch]
+
+
+def _closing(
+    batch: Sequence[Event], rest: list[Event], is_last: Callable[[Event], bool]
+) -> Sequence[Event]:
+    """The stream's last batch: `batch` (which ends with the stream's last event) and the
+    `rest` of the stream after it, the last event at the end. What hooks added after it
+    goes before it, where the SDK still reads."""
+    if not rest:
+        return batch
+    return [*batch[:-1], *rest, batch[-1]]
 
 
 def _each(item: Event | list[Event]) -> Sequence[Event]:

@@ -36,7 +36,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import NOTE, Event, Framer, Wire, highest, json_int
+from ._wire import NOTE, Event, Framer, Made, Wire, highest, json_int
 
 __all__ = ["ChatCompletionsWire", "CompletionsWire", "ResponsesWire"]
 
@@ -885,6 +885,7 @@ class _ResponsesFramer(Framer):
     with the items delivered. The SDK's `responses.stream()` needs all that."""
 
     __slots__ = (
+        "api_item",
         "ending",
         "given",
         "item",
@@ -896,6 +897,7 @@ class _ResponsesFramer(Framer):
         "replaying",
         "response",
         "text",
+        "waiting",
     )
 
     def __init__(self, model: Any) -> None:
@@ -905,6 +907,8 @@ class _ResponsesFramer(Framer):
         self.opened = False  # whether the API opened the stream (its `response.created`)
         self.parts: set[str] = set()  # the open item's part events out (see `_ITEM_PARTS`)
         self.replaying = False  # reading events that went out before (see `replay`)
+        self.api_item = False  # whether the API opened the open item (not a `Made` event)
+        self.waiting: list[Event] = []  # made deltas for after the API's open function call
         # the terminal event a chunk made (its usage, its status), sent when the stream ends
         self.ending: tuple[str, Mapping[str, Any]] = ("response.completed", {})
         self.item: _J | None = None  # the open output item
@@ -939,7 +943,8 @@ class _ResponsesFramer(Framer):
 
     def _close(self, out: list[Event]) -> None:
         response = self._start(out)
-        self._close_item(out)
+        while self.item is not None or self.waiting:
+            self._close_item(out)
         kind, given = self.ending
         final: _J = {**response, **given}
         final.update(id=response["id"], output=self.items)
@@ -965,6 +970,10 @@ class _ResponsesFramer(Framer):
             return
         self._start(out)
         index = data.get("output_index")
+        if event.__class__ is Made:  # the item it names is a guess: it goes where it fits
+            if kind in _ITEM_OF and not self._fit(_ITEM_OF[kind], event, out):
+                return
+            index = object() if kind == "response.output_item.added" else self.given
         if kind == "response.output_text.delta":
             self._hold(index, "message", out)
             self.text.append(_str(data.get("delta")))
@@ -983,7 +992,8 @@ class _ResponsesFramer(Framer):
             self._emit(out, kind, **{**data, "item_id": item_id, "output_index": at})
         elif kind == "response.output_item.added":
             item = dict(_obj(data.get("item")) or {})
-            self._open(index, _str(item.get("type")) or "message", item, out)
+            made = event.__class__ is Made
+            self._open(index, _str(item.get("type")) or "message", item, out, api=not made)
         elif kind == "response.output_item.done":
             if self.item is not None and self.given == index:
                 done = _obj(data.get("item")) or {}
@@ -1004,6 +1014,19 @@ class _ResponsesFramer(Framer):
         elif kind != "response.created":
             self._emit(out, kind, **data)
 
+    def _fit(self, kind: str, event: Event, out: list[Event]) -> bool:
+        """For a made delta: an open item of `kind` (False: it waits, not to go inside
+        the API's own function call while it streams)."""
+        item = self.item
+        if item is not None and item.get("type") != kind:
+            if self.api_item and item.get("type") == "function_call":
+                self.waiting.append(event)
+                return False
+            self._close_item(out)
+        if self.item is None:
+            self._open(object(), kind, {}, out, api=False)
+        return True
+
     def _at(self) -> tuple[str, int]:
         assert self.item is not None
         return _str(self.item.get("id")), len(self.items)
@@ -1013,8 +1036,9 @@ class _ResponsesFramer(Framer):
         if self.item is None or self.given != index or self.item.get("type") != kind:
             self._open(index, kind, {}, out)
 
-    def _open(self, index: Any, kind: str, item: _J, out: list[Event]) -> None:
+    def _open(self, index: Any, kind: str, item: _J, out: list[Event], api: bool = True) -> None:
         self._close_item(out)
+        self.api_item = api
         prefix = {"message": "msg_", "function_call": "fc_", "reasoning": "rs_"}.get(kind, "it_")
         item.update(id=item.get("id") or _uid(prefix), type=kind)
         if kind == "message":
@@ -1036,9 +1060,14 @@ class _ResponsesFramer(Framer):
             self._part(out, "response.content_part.added", **fields, part=dict(_EMPTY_PART))
 
     def _close_item(self, out: list[Event]) -> None:
-        item = self.item
-        if item is None:
-            return
+        """Close the open item, if any; then the made deltas that waited for it go on."""
+        if self.item is not None:
+            self._end_item(self.item, out)
+        waiting, self.waiting = self.waiting, []
+        for event in waiting:
+            self._one(event, out)
+
+    def _end_item(self, item: _J, out: list[Event]) -> None:
         at = len(self.items)
         text = "".join(self.text)
         fields: _J = {"item_id": item["id"], "output_index": at}
@@ -1064,6 +1093,13 @@ class _ResponsesFramer(Framer):
         self.item = None
 
 
+# a delta kind -> the kind of output item it goes in
+_ITEM_OF = {
+    "response.output_text.delta": "message",
+    "response.reasoning_text.delta": "reasoning",
+    "response.reasoning_summary_text.delta": "reasoning",
+    "response.function_call_arguments.delta": "function_call",
+}
 _EMPTY_PART: Mapping[str, Any] = {"type": "output_text", "text": "", "annotations": []}
 
 # the parts of an output item that `_ResponsesFramer` sends itself
@@ -1095,21 +1131,12 @@ class ResponsesWire(Wire):
     frames = True
     reframes = True
     notes = True
+    made = True
     restates = True
 
     def opens(self, event: Event) -> bool:
         data = _obj(event.data)
         return (event.event or (data or {}).get("type")) == "response.created"
-
-    def unframed(self, batch: Sequence[Event]) -> bool:
-        """A note, or a new delta (of a chunk a hook made): it names no item to go in."""
-        for event in batch:
-            if event.event == NOTE:
-                return True
-            data = _obj(event.data) or {}
-            if _str(data.get("type")).endswith(".delta") and not data.get("item_id"):
-                return True
-        return False
 
     def framer(self, body: Mapping[str, Any]) -> _ResponsesFramer:
         return _ResponsesFramer(body.get("model"))
@@ -1342,7 +1369,7 @@ class ResponsesWire(Wire):
             if kind == "text" and out.get("delta") != chunk.text:
                 out["logprobs"] = []  # they described the old text
             out.update(output_index=index, delta=chunk.text)
-        return [Event(wanted, out)]
+        return [(Event if same else Made)(wanted, out)]
 
     def stream_events(self, response: ModelResponse) -> list[Event]:
         output = _output_items(response.message, [])

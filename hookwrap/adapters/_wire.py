@@ -17,6 +17,7 @@ __all__ = [
     "NOTE",
     "Event",
     "Framer",
+    "Made",
     "SSEDecoder",
     "Wire",
     "encode_sse",
@@ -68,6 +69,14 @@ class Event:
 
     def __repr__(self) -> str:
         return f"Event({self.event!r}, {self.data!r})"
+
+
+class Made(Event):
+    """An event written for a chunk a hook made, with no event of the API's behind it: the
+    block or item it names is a guess, so a stream the API framed is framed from it on,
+    and the framer puts it where it fits (see `Wire.unframed`)."""
+
+    __slots__ = ()
 
 
 def _text_of(data: Any) -> str:
@@ -278,6 +287,8 @@ class Wire:
     #: whether `write_chunk` may give `NOTE` events (a stream is framed from its first on,
     #: which needs `reframes`: only a framer reads them, and none goes out)
     notes: bool = False
+    #: whether `write_chunk` gives `Made` events for new chunks, which need a framer
+    made: bool = False
     #: whether this API's streams open and close with events of their own (see `opens`)
     frames: bool = False
     #: whether a stream is framed once a hook dropped one of its chunks: where the API's
@@ -297,9 +308,11 @@ class Wire:
 
     def unframed(self, batch: Sequence[Event]) -> bool:
         """Whether `batch`, of new or changed events in a stream the API framed, holds one
-        that has no place in that frame as it is (a `NOTE`): the stream is then framed from
-        it on, which needs `reframes`."""
-        return self.notes and any(event.event == NOTE for event in batch)
+        that has no place in that frame as it is (a `NOTE`, or, where `made` is set, a
+        `Made` event): the stream is then framed from it on, which needs `reframes`."""
+        return (self.notes or self.made) and any(
+            event.event == NOTE or event.__class__ is Made for event in batch
+        )
 
     def is_last(self, event: Event) -> bool:
         """Whether a stream ends with this event: SDKs stop reading there and close."""
