@@ -339,7 +339,7 @@ class Framer:
     def events(self, batch: Sequence[Event]) -> list[Event]:
         """The events to send for `batch`."""
         if any(event.event == NOTE for event in batch):
-            # notes first: the last batch holds the closing event and all that came after
+            # notes first: their counts go in the closing events, wherever in the batch
             for event in batch:
                 if event.event == NOTE:
                     given = cast("dict[str, Any]", event.data).get("usage")
