@@ -477,3 +477,42 @@ def test_a_chunk_a_hook_adds_anywhere_in_the_apis_stream_reaches_the_final_answe
     after = "".join(c.text for c in chunks[at + 1 :] if c.kind == "text")
     text = before + ("!!" if kind == "text" else "") + after
     assert _calls(api, [add], reply) == (text, plain[1])
+
+
+OPS = ["keep", "drop", "upper", "split", "add text", "add reasoning", "add usage"]
+
+
+@law
+@given(st.data())
+@pytest.mark.parametrize("reply", ["hello there, world", CALLING], ids=["text", "tool call"])
+@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+def test_any_mix_of_drops_changes_and_additions_reads_as_the_hook_gave_it(
+    api: str, reply: Any, data: st.DataObject
+) -> None:
+    """Each chunk of the API's own stream kept, dropped, changed, split, or followed by a
+    new text, reasoning or usage chunk (a tool call's pieces kept, perhaps followed by
+    one): the SDK's helper reads the text the hook gave, and the tool call whole."""
+    pytest.importorskip("anthropic" if api == "messages" else "openai")
+    given: list[str] = []
+
+    @hw.on_chunk
+    def mix(chunk: hw.Chunk) -> Any:
+        ops = [*OPS[4:], "keep"] if chunk.kind.startswith("tool_call") else OPS
+        op = data.draw(st.sampled_from(ops), label=f"{chunk.kind} {chunk.text!r}")
+        text = chunk.text if chunk.kind == "text" else ""
+        given.append({"drop": "", "upper": text.upper(), "add text": text + "!"}.get(op, text))
+        if op == "drop":
+            return hw.DROP
+        if op == "upper":
+            return chunk.replace(text=chunk.text.upper())
+        if op == "split" and chunk.kind == "text" and len(chunk.text) > 1:
+            return [chunk.replace(text=chunk.text[:1]), hw.Chunk("text", chunk.text[1:])]
+        added = {
+            "add text": hw.Chunk("text", "!"),
+            "add reasoning": hw.Chunk("reasoning", "hmm"),
+            "add usage": hw.Chunk("usage", usage=hw.Usage(2, 50)),
+        }.get(op)
+        return None if added is None else [chunk, added]
+
+    calls = [] if isinstance(reply, str) else [{"q": 1}]
+    assert _calls(api, [mix], reply) == ("".join(given), calls)
