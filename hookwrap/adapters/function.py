@@ -61,6 +61,7 @@ class FunctionAdapter(Adapter):
         "model_index",
         "name",
         "other",
+        "reader",
         "returns",
         "streams",
         "var_kw",
@@ -68,6 +69,7 @@ class FunctionAdapter(Adapter):
 
     def __init__(self, fn: Callable[..., Any], argument: str | None = None) -> None:
         self.fn = fn
+        self.reader = self._read  # bound once: a view built per call keeps it
         self.other: FunctionAdapter | None = None  # for a function taking messages and prompt
         try:
             sig = inspect.signature(fn)
@@ -139,7 +141,8 @@ class FunctionAdapter(Adapter):
     def request(self, call: Call) -> ModelRequest:
         if self.other is not None and (given := self._given(call)) is not self:
             return given.request(call)
-        value = self._argument(call)
+        args = call.args
+        value = args[self.index] if len(args) > self.index else self._argument(call)
         if self.form == "request":
             if not isinstance(value, ModelRequest):
                 raise TypeError(
@@ -161,17 +164,17 @@ class FunctionAdapter(Adapter):
                 value = tuple(cast("list[Any]", value))  # as called, whatever the target appends
             # messages and options are read when a hook first looks at them
             kwargs = call.kwargs
-            if kwargs or len(call.args) > self.model_index:
+            if kwargs or len(args) > self.model_index:
                 model = self._model(call)
                 request = deferred_request(
                     model if isinstance(model, str) else None,
                     bool(kwargs.get("stream", self.streams)),
                     call,
-                    self._read,
+                    self.reader,
                     (value, kwargs),
                 )
             else:
-                request = deferred_request(None, self.streams, call, self._read, (value, None))
+                request = deferred_request(None, self.streams, call, self.reader, (value, None))
         call.request = request
         return request
 
