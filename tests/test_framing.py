@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -186,50 +186,51 @@ def test_a_stream_a_hook_dropped_structural_events_from_is_framed_again(
         assert final.usage is None  # the dropped usage stays left out
 
 
-def _calls(api: str, hooks: list[Any], reply: hw.Message | str) -> tuple[str, list[Any]]:
-    """The final text of a native stream of `reply` through `hooks`, and its tool calls'
-    arguments, as the SDK's helper reads them."""
+class Final(NamedTuple):
+    """A stream's final answer as the SDK's helper reads it."""
+
+    text: str
+    calls: list[Any]  # each tool call's arguments
+    stop: Any  # the stop reason, finish reason or status
+    usage: Any
+
+
+def _final(api: str, hooks: list[Any], reply: hw.Message | str = "hello there") -> Final:
+    """A native stream of `reply` through `hooks`, read by the SDK's helper."""
     provider = FakeProvider([reply], chunk_size=4)
     if api == "messages":
         client = hw.wrap(provider.anthropic(), use=hooks)
         with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
-            final = stream.get_final_message()
-        text = "".join(b.text for b in final.content if b.type == "text")
-        return text, [b.input for b in final.content if b.type == "tool_use"]
+            message = stream.get_final_message()
+        text = "".join(b.text for b in message.content if b.type == "text")
+        calls = [b.input for b in message.content if b.type == "tool_use"]
+        return Final(text, calls, message.stop_reason, message.usage)
     wrapped = hw.wrap(provider.openai(), use=hooks)
     if api == "chat":
-        with wrapped.chat.completions.stream(model="m", messages=USER) as chat:
-            message = chat.get_final_completion().choices[0].message
-        calls = [json.loads(c.function.arguments) for c in message.tool_calls or []]
-        return message.content or "", calls
-    with wrapped.responses.stream(model="m", input="hi") as stream:
-        answer = stream.get_final_response()
-    calls = [json.loads(i.arguments) for i in answer.output if i.type == "function_call"]
-    return answer.output_text, calls
-
-
-def _final(
-    api: str, hooks: list[Any], reply: hw.Message | str = "hello there"
-) -> tuple[str, Any, Any]:
-    """A native stream of `reply` through `hooks`, read by the SDK's helper: the final
-    text, the stop reason (status) and the usage of the final answer."""
-    provider = FakeProvider([reply], chunk_size=4)
-    if api == "messages":
-        client = hw.wrap(provider.anthropic(), use=hooks)
-        with client.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
-            final = stream.get_final_message()
-            text = "".join(block.text for block in final.content if block.type == "text")
-            return text, final.stop_reason, final.usage
-    client = hw.wrap(provider.openai(), use=hooks)
-    if api == "chat":
         usage = {"include_usage": True}
-        with client.chat.completions.stream(model="m", messages=USER, stream_options=usage) as chat:
+        with wrapped.chat.completions.stream(
+            model="m", messages=USER, stream_options=usage
+        ) as chat:
             completion = chat.get_final_completion()
-            choice = completion.choices[0]
-            return choice.message.content or "", choice.finish_reason, completion.usage
-    with client.responses.stream(model="m", input="hi") as stream:
-        answer = stream.get_final_response()
-        return answer.output_text, answer.status, answer.usage
+        choice = completion.choices[0]
+        calls = [json.loads(c.function.arguments) for c in choice.message.tool_calls or []]
+        return Final(choice.message.content or "", calls, choice.finish_reason, completion.usage)
+    with wrapped.responses.stream(model="m", input="hi") as responses:
+        answer = responses.get_final_response()
+    calls = [json.loads(i.arguments) for i in answer.output if i.type == "function_call"]
+    return Final(answer.output_text, calls, answer.status, answer.usage)
+
+
+def _chunks(api: str, reply: hw.Message | str = "hello there") -> list[hw.Chunk]:
+    """The chunks of the API's own stream of `reply`, as hooks see them."""
+    chunks: list[hw.Chunk] = []
+
+    @hw.on_chunk
+    def count(chunk: hw.Chunk) -> None:
+        chunks.append(chunk)
+
+    _final(api, [count], reply)
+    return chunks
 
 
 @law
@@ -243,33 +244,22 @@ def test_usage_a_hook_adds_to_the_apis_own_stream_reaches_the_final_answer(
     and the stop reason, and has the usage the response view of `after_model` has (the
     highest of the counts reported)."""
     pytest.importorskip("anthropic" if api == "messages" else "openai")
-    chunks: list[hw.Chunk] = []
-
-    @hw.on_chunk
-    def count(chunk: hw.Chunk) -> None:
-        chunks.append(chunk)
-
-    plain = _final(api, [count])
-    at = data.draw(st.integers(0, len(chunks) - 1), label="after chunk")
+    at = data.draw(st.integers(0, len(_chunks(api)) - 1), label="after chunk")
     usage = hw.Usage(data.draw(st.integers(0, 9)), data.draw(st.integers(0, 9)))
-    index = 0
     seen: list[Any] = []
 
     @hw.on_chunk
-    def add(chunk: hw.Chunk) -> Any:
-        nonlocal index
-        index += 1
-        return [chunk, hw.Chunk("usage", usage=usage)] if index - 1 == at else None
+    def add(chunk: hw.Chunk, ctx: hw.RunContext[Any]) -> Any:
+        return [chunk, hw.Chunk("usage", usage=usage)] if ctx.chunk_index == at else None
 
     @hw.after_model
     def keep(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
         seen.append(response.usage)
 
-    text, stop, final_usage = _final(api, [add, keep])
-    assert (text, stop) == plain[:2]
-    assert text == "hello there"
-    assert final_usage.output_tokens == seen[0].output_tokens
-    assert final_usage.output_tokens == max(usage.output_tokens, plain[2].output_tokens)
+    plain, final = _final(api, []), _final(api, [add, keep])
+    assert (final.text, final.stop) == (plain.text, plain.stop) == ("hello there", plain.stop)
+    assert final.usage.output_tokens == seen[0].output_tokens
+    assert final.usage.output_tokens == max(usage.output_tokens, plain.usage.output_tokens)
 
 
 PARTS = ["content_part.added", "output_text.done", "content_part.done"]
@@ -311,26 +301,16 @@ def test_whatever_chunks_a_hook_drops_the_helper_reads_the_text_kept(
     not a tool call's pieces): the SDK's helper still reads it, and its text is that of
     the text chunks kept."""
     pytest.importorskip("anthropic" if api == "messages" else "openai")
-    chunks: list[hw.Chunk] = []
-
-    @hw.on_chunk
-    def count(chunk: hw.Chunk) -> None:
-        chunks.append(chunk)
-
-    _final(api, [count], reply)
+    chunks = _chunks(api, reply)
     droppable = [i for i, c in enumerate(chunks) if not c.kind.startswith("tool_call")]
     dropped = data.draw(st.sets(st.sampled_from(droppable)), label="dropped")
-    index = 0
 
     @hw.on_chunk
-    def drop(chunk: hw.Chunk) -> Any:
-        nonlocal index
-        index += 1
-        return hw.DROP if index - 1 in dropped else None
+    def drop(chunk: hw.Chunk, ctx: hw.RunContext[Any]) -> Any:
+        return hw.DROP if ctx.chunk_index in dropped else None
 
-    text, _, _ = _final(api, [drop], reply)
     kept = [c.text for i, c in enumerate(chunks) if c.kind == "text" and i not in dropped]
-    assert text == "".join(kept)
+    assert _final(api, [drop], reply).text == "".join(kept)
 
 
 def test_an_async_stream_a_hook_dropped_every_choice_from_still_finishes() -> None:
@@ -389,8 +369,8 @@ def test_whatever_a_hook_makes_of_the_text_the_helper_reads_it(
             return hw.DROP
         return None if what == "keep" else chunk.replace(text=made)
 
-    plain = _calls(api, [], reply)
-    assert _calls(api, [rewrite], reply) == ("".join(given), plain[1])
+    final = _final(api, [rewrite], reply)
+    assert (final.text, final.calls) == ("".join(given), _final(api, [], reply).calls)
 
 
 @law
@@ -414,8 +394,8 @@ def test_a_tool_call_a_hook_rewrites_reaches_the_final_answer_as_delivered(
             return [chunk.replace(text=text[:1]), hw.Chunk(chunk.kind, text[1:], value=chunk.value)]
         return chunk.replace(text=text)
 
-    text, calls = _calls(api, [rewrite], CALLING)
-    assert (text, calls) == ("hello there", [{"q": int(digit)}])
+    final = _final(api, [rewrite], CALLING)
+    assert (final.text, final.calls) == ("hello there", [{"q": int(digit)}])
 
 
 @pytest.mark.parametrize("api", ["messages", "responses", "chat"])
@@ -456,27 +436,19 @@ def test_a_chunk_a_hook_adds_anywhere_in_the_apis_stream_reaches_the_final_answe
     its first block, inside a tool call, after its end): the SDK's helper reads the text
     in order, and the tool call whole."""
     pytest.importorskip("anthropic" if api == "messages" else "openai")
-    chunks: list[hw.Chunk] = []
-
-    @hw.on_chunk
-    def count(chunk: hw.Chunk) -> None:
-        chunks.append(chunk)
-
-    plain = _calls(api, [count], reply)
+    chunks = _chunks(api, reply)
     at = data.draw(st.integers(0, len(chunks) - 1), label="after chunk")
     kind = data.draw(st.sampled_from(["text", "reasoning"]), label="kind")
-    index = 0
 
     @hw.on_chunk
-    def add(chunk: hw.Chunk) -> Any:
-        nonlocal index
-        index += 1
-        return [chunk, hw.Chunk(kind, "!!")] if index - 1 == at else None
+    def add(chunk: hw.Chunk, ctx: hw.RunContext[Any]) -> Any:
+        return [chunk, hw.Chunk(kind, "!!")] if ctx.chunk_index == at else None
 
     before = "".join(c.text for c in chunks[: at + 1] if c.kind == "text")
     after = "".join(c.text for c in chunks[at + 1 :] if c.kind == "text")
-    text = before + ("!!" if kind == "text" else "") + after
-    assert _calls(api, [add], reply) == (text, plain[1])
+    final = _final(api, [add], reply)
+    assert final.text == before + ("!!" if kind == "text" else "") + after
+    assert final.calls == _final(api, [], reply).calls
 
 
 OPS = ["keep", "drop", "upper", "split", "add text", "add reasoning", "add usage"]
@@ -514,5 +486,5 @@ def test_any_mix_of_drops_changes_and_additions_reads_as_the_hook_gave_it(
         }.get(op)
         return None if added is None else [chunk, added]
 
-    calls = [] if isinstance(reply, str) else [{"q": 1}]
-    assert _calls(api, [mix], reply) == ("".join(given), calls)
+    final = _final(api, [mix], reply)
+    assert (final.text, final.calls) == ("".join(given), [] if reply is not CALLING else [{"q": 1}])
