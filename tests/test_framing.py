@@ -141,8 +141,14 @@ def no_custom(chunk: hw.Chunk) -> Any:
 
 @hw.on_chunk
 def no_usage(chunk: hw.Chunk) -> Any:
-    """Leaves out usage: Anthropic's `message_start`, the Responses `response.completed`."""
+    """Leaves out usage chunks: Anthropic's `message_start`."""
     return hw.DROP if chunk.kind == "usage" else None
+
+
+@hw.on_chunk
+def no_finish(chunk: hw.Chunk) -> Any:
+    """Leaves out the end: Anthropic's `message_delta`, the Responses `response.completed`."""
+    return hw.DROP if chunk.kind == "finish" else None
 
 
 def helper_read(api: str, hook: Any) -> tuple[list[str], str, Any]:
@@ -175,14 +181,16 @@ def test_a_stream_whose_opening_a_hook_left_out_is_framed_again(api: str) -> Non
     assert len(pieces) > 1
 
 
-@pytest.mark.parametrize("hook", [no_custom, no_usage], ids=["no custom", "no usage"])
+@pytest.mark.parametrize(
+    "hook", [no_custom, no_usage, no_finish], ids=["no custom", "no usage", "no finish"]
+)
 @pytest.mark.parametrize("api", ["messages", "responses"])
 def test_a_stream_a_hook_dropped_structural_events_from_is_framed_again(
     api: str, hook: Any
 ) -> None:
     pieces, text, final = helper_read(api, hook)
     assert "".join(pieces) == text == "hello there, world"
-    if api == "responses" and hook is no_usage:
+    if api == "responses" and hook is no_finish:
         assert final.usage is None  # the dropped usage stays left out
 
 
@@ -488,3 +496,24 @@ def test_any_mix_of_drops_changes_and_additions_reads_as_the_hook_gave_it(
 
     final = _final(api, [mix], reply)
     assert (final.text, final.calls) == ("".join(given), [] if reply is not CALLING else [{"q": 1}])
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+def test_a_hook_that_adds_text_at_the_finish_chunk_works_on_every_streaming_api(
+    api: str, where: str
+) -> None:
+    """Each of these APIs ends its answer with a `finish` chunk, which a portable hook may
+    add to (a disclaimer here), before or after it."""
+    pytest.importorskip("anthropic" if api == "messages" else "openai")
+
+    @hw.on_chunk
+    def disclaim(chunk: hw.Chunk) -> Any:
+        if chunk.kind != "finish":
+            return None
+        note = hw.Chunk("text", " (AI)")
+        return [note, chunk] if where == "before" else [chunk, note]
+
+    final = _final(api, [disclaim], CALLING)
+    assert (final.text, final.calls) == ("hello there (AI)", [{"q": 1}])
+    assert final.stop == _final(api, [], CALLING).stop

@@ -787,7 +787,7 @@ def test_responses_chunk_kinds() -> None:
         event = Event(kind, {"type": kind, "sequence_number": 3, **fields})
         assert RESP.chunk(event) == expected
     final = RESP.stream_events(ANSWER)[-1]
-    assert RESP.chunk(final) == Chunk("usage", usage=Usage(11, 7, 18), finish_reason="completed")
+    assert RESP.chunk(final) == Chunk("finish", usage=Usage(11, 7, 18), finish_reason="completed")
     bare = Event("response.completed", {**final.data, "response": {"status": "completed"}})
     assert RESP.chunk(bare) == Chunk("finish", finish_reason="completed")
     created = RESP.stream_events(ANSWER)[0]

@@ -1122,8 +1122,9 @@ class ResponsesWire(Wire):
     message; other items travel with the next message. Stream: text and reasoning deltas,
     a function call item added / done (``tool_call_start`` / ``tool_call_end``, `value` =
     ``output_index``), argument deltas (``tool_call_args``, no `tool_call_id`, same `value`),
-    ``response.completed`` / ``incomplete`` (``usage``, or ``finish``, with the status as
-    `finish_reason`); every other event is custom ``openai.responses.<type>``.
+    ``response.completed`` / ``incomplete`` (``finish``, with the status as `finish_reason`
+    and the usage, as Anthropic's `message_delta`); every other event is custom
+    ``openai.responses.<type>``.
     """
 
     __slots__ = ()
@@ -1315,7 +1316,7 @@ class ResponsesWire(Wire):
             resp = _obj(data.get("response")) or {}
             usage = _usage_in(resp, *_RESP_USAGE)
             status = _opt(resp.get("status")) or kind.rpartition(".")[2]
-            end: ChunkKind = "usage" if usage else "finish"
+            end: ChunkKind = "finish"  # the end of the answer, with its usage
             made = new_chunk(end, "", usage=usage, finish_reason=status, raw=event)
             return made
         return Chunk("custom", name=f"openai.responses.{kind}", value=data, raw=event)
