@@ -73,6 +73,7 @@ def expected(chunks: list[hw.Chunk]) -> tuple[str, list[tuple[str, str, Any]]]:
 
 
 law = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+every_api = pytest.mark.parametrize("api", ["messages", "responses", "chat"])
 
 
 @law
@@ -174,7 +175,7 @@ def helper_read(api: str, hook: Any) -> tuple[list[str], str, Any]:
         return pieces, final.choices[0].message.content or "", final
 
 
-@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+@every_api
 def test_a_stream_whose_opening_a_hook_left_out_is_framed_again(api: str) -> None:
     pieces, text, _ = helper_read(api, only_text)
     assert "".join(pieces) == text == "hello there, world"
@@ -205,6 +206,7 @@ class Final(NamedTuple):
 
 def _final(api: str, hooks: list[Any], reply: hw.Message | str = "hello there") -> Final:
     """A native stream of `reply` through `hooks`, read by the SDK's helper."""
+    pytest.importorskip("anthropic" if api == "messages" else "openai")
     provider = FakeProvider([reply], chunk_size=4)
     if api == "messages":
         client = hw.wrap(provider.anthropic(), use=hooks)
@@ -251,7 +253,6 @@ def test_usage_a_hook_adds_to_the_apis_own_stream_reaches_the_final_answer(
     carriers are its opening and closing events): the caller's final answer keeps the text
     and the stop reason, and has the usage the response view of `after_model` has (the
     highest of the counts reported)."""
-    pytest.importorskip("anthropic" if api == "messages" else "openai")
     at = data.draw(st.integers(0, len(_chunks(api)) - 1), label="after chunk")
     usage = hw.Usage(data.draw(st.integers(0, 9)), data.draw(st.integers(0, 9)))
     seen: list[Any] = []
@@ -301,14 +302,13 @@ CALLING = hw.Message(
 @law
 @given(st.data())
 @pytest.mark.parametrize("reply", ["hello there", CALLING], ids=["text", "tool call"])
-@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+@every_api
 def test_whatever_chunks_a_hook_drops_the_helper_reads_the_text_kept(
     api: str, reply: Any, data: st.DataObject
 ) -> None:
     """Any chunks dropped from the API's own stream (its opening, parts, closing, text;
     not a tool call's pieces): the SDK's helper still reads it, and its text is that of
     the text chunks kept."""
-    pytest.importorskip("anthropic" if api == "messages" else "openai")
     chunks = _chunks(api, reply)
     droppable = [i for i, c in enumerate(chunks) if not c.kind.startswith("tool_call")]
     dropped = data.draw(st.sets(st.sampled_from(droppable)), label="dropped")
@@ -345,14 +345,13 @@ REWRITES = ["keep", "upper", "empty", "split", "new", "drop"]
 @law
 @given(st.data())
 @pytest.mark.parametrize("reply", ["hello there, world", CALLING], ids=["text", "tool call"])
-@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+@every_api
 def test_whatever_a_hook_makes_of_the_text_the_helper_reads_it(
     api: str, reply: Any, data: st.DataObject
 ) -> None:
     """Each text chunk of the API's own stream kept, changed, emptied, split in two (the
     second a new chunk), replaced by a new chunk or dropped: the SDK's helper reads the
     text the hook gave, and the tool call as the API sent it."""
-    pytest.importorskip("anthropic" if api == "messages" else "openai")
     given: list[str] = []
 
     @hw.on_chunk
@@ -383,14 +382,13 @@ def test_whatever_a_hook_makes_of_the_text_the_helper_reads_it(
 
 @law
 @given(st.data())
-@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+@every_api
 def test_a_tool_call_a_hook_rewrites_reaches_the_final_answer_as_delivered(
     api: str, data: st.DataObject
 ) -> None:
     """A hook changes a tool call's arguments as they stream (each piece kept, rewritten
     or split in two, the second a new chunk): the final answer has the arguments the
     caller read, also where the API's closing events repeat the call (Responses)."""
-    pytest.importorskip("anthropic" if api == "messages" else "openai")
     digit = data.draw(st.sampled_from("0123456789"), label="digit")
 
     @hw.on_chunk
@@ -406,9 +404,8 @@ def test_a_tool_call_a_hook_rewrites_reaches_the_final_answer_as_delivered(
     assert (final.text, final.calls) == ("hello there", [{"q": int(digit)}])
 
 
-@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+@every_api
 def test_a_tool_call_a_hook_renames_reaches_the_final_answer_renamed(api: str) -> None:
-    pytest.importorskip("anthropic" if api == "messages" else "openai")
 
     @hw.on_chunk
     def rename(chunk: hw.Chunk) -> Any:
@@ -436,14 +433,13 @@ def test_a_tool_call_a_hook_renames_reaches_the_final_answer_renamed(api: str) -
 @law
 @given(st.data())
 @pytest.mark.parametrize("reply", ["hello there", CALLING], ids=["text", "tool call"])
-@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+@every_api
 def test_a_chunk_a_hook_adds_anywhere_in_the_apis_stream_reaches_the_final_answer(
     api: str, reply: Any, data: st.DataObject
 ) -> None:
     """A new text or reasoning chunk added after any chunk of the API's own stream (before
     its first block, inside a tool call, after its end): the SDK's helper reads the text
     in order, and the tool call whole."""
-    pytest.importorskip("anthropic" if api == "messages" else "openai")
     chunks = _chunks(api, reply)
     at = data.draw(st.integers(0, len(chunks) - 1), label="after chunk")
     kind = data.draw(st.sampled_from(["text", "reasoning"]), label="kind")
@@ -465,14 +461,13 @@ OPS = ["keep", "drop", "upper", "split", "add text", "add reasoning", "add usage
 @law
 @given(st.data())
 @pytest.mark.parametrize("reply", ["hello there, world", CALLING], ids=["text", "tool call"])
-@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+@every_api
 def test_any_mix_of_drops_changes_and_additions_reads_as_the_hook_gave_it(
     api: str, reply: Any, data: st.DataObject
 ) -> None:
     """Each chunk of the API's own stream kept, dropped, changed, split, or followed by a
     new text, reasoning or usage chunk (a tool call's pieces kept, perhaps followed by
     one): the SDK's helper reads the text the hook gave, and the tool call whole."""
-    pytest.importorskip("anthropic" if api == "messages" else "openai")
     given: list[str] = []
 
     @hw.on_chunk
@@ -499,13 +494,12 @@ def test_any_mix_of_drops_changes_and_additions_reads_as_the_hook_gave_it(
 
 
 @pytest.mark.parametrize("where", ["before", "after"])
-@pytest.mark.parametrize("api", ["messages", "responses", "chat"])
+@every_api
 def test_a_hook_that_adds_text_at_the_finish_chunk_works_on_every_streaming_api(
     api: str, where: str
 ) -> None:
     """Each of these APIs ends its answer with a `finish` chunk, which a portable hook may
     add to (a disclaimer here), before or after it."""
-    pytest.importorskip("anthropic" if api == "messages" else "openai")
 
     @hw.on_chunk
     def disclaim(chunk: hw.Chunk) -> Any:
