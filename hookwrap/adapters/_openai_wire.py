@@ -977,10 +977,7 @@ class _ResponsesFramer(Framer):
         if kind == "response.output_text.delta":
             self._hold(index, "message", out)
             self.text.append(_str(data.get("delta")))
-            item_id, at = self._at()
-            where = {"item_id": item_id, "output_index": at, "content_index": 0}
-            self._part(out, "response.content_part.added", **where, part=dict(_EMPTY_PART))
-            self._emit(out, kind, **{**data, **where})
+            self._emit(out, kind, **{**data, **self._text_part(out)})
         elif kind in _REASONING_DELTAS:
             self._hold(index, "reasoning", out)
             item_id, at = self._at()
@@ -1027,6 +1024,15 @@ class _ResponsesFramer(Framer):
             self._open(object(), kind, {}, out, api=False)
         return True
 
+    def _text_part(self, out: list[Event]) -> _J:
+        """Where the open message's text goes (its item, output and content index), its
+        `content_part.added` sent first if it was not."""
+        item_id, at = self._at()
+        where: _J = {"item_id": item_id, "output_index": at, "content_index": 0}
+        part: _J = {"type": "output_text", "text": "", "annotations": []}
+        self._part(out, "response.content_part.added", **where, part=part)
+        return where
+
     def _at(self) -> tuple[str, int]:
         assert self.item is not None
         return _str(self.item.get("id")), len(self.items)
@@ -1056,8 +1062,7 @@ class _ResponsesFramer(Framer):
         at = len(self.items)
         self._emit(out, "response.output_item.added", output_index=at, item=dict(item))
         if kind == "message":
-            fields = {"item_id": item["id"], "output_index": at, "content_index": 0}
-            self._part(out, "response.content_part.added", **fields, part=dict(_EMPTY_PART))
+            self._text_part(out)
 
     def _close_item(self, out: list[Event]) -> None:
         """Close the open item, if any; then the made deltas that waited for it go on."""
@@ -1070,23 +1075,16 @@ class _ResponsesFramer(Framer):
     def _end_item(self, item: _J, out: list[Event]) -> None:
         at = len(self.items)
         text = "".join(self.text)
-        fields: _J = {"item_id": item["id"], "output_index": at}
         if item["type"] == "message":
             part: _J = {"type": "output_text", "text": text, "annotations": []}
-            self._part(
-                out,
-                "response.content_part.added",
-                **fields,
-                content_index=0,
-                part=dict(_EMPTY_PART),
-            )
-            self._part(out, "response.output_text.done", **fields, content_index=0, text=text)
-            self._part(out, "response.content_part.done", **fields, content_index=0, part=part)
+            where = self._text_part(out)
+            self._part(out, "response.output_text.done", **where, text=text)
+            self._part(out, "response.content_part.done", **where, part=part)
             item["content"] = [part]
         elif item["type"] == "function_call":
             item["arguments"] = text
-            done = {"arguments": text, "name": item.get("name", "")}
-            self._part(out, "response.function_call_arguments.done", **fields, **done)
+            done = {"arguments": text, "name": item.get("name", ""), "item_id": item["id"]}
+            self._part(out, "response.function_call_arguments.done", output_index=at, **done)
         item["status"] = "completed"
         self._emit(out, "response.output_item.done", output_index=at, item=item)
         self.items.append(item)
@@ -1100,7 +1098,6 @@ _ITEM_OF = {
     "response.reasoning_summary_text.delta": "reasoning",
     "response.function_call_arguments.delta": "function_call",
 }
-_EMPTY_PART: Mapping[str, Any] = {"type": "output_text", "text": "", "annotations": []}
 
 # the parts of an output item that `_ResponsesFramer` sends itself
 _ITEM_PARTS = frozenset(
