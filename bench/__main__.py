@@ -2,7 +2,9 @@
 
 Run: `python -m bench` (add `--quick` for a short run). Every variant is timed round after
 round, interleaved, and each keeps its best round, so a noisy machine moves all of them
-together. One "layer" is the cost of one hand-written pass-through function.
+together. One "layer" is the cost of one hand-written pass-through function. The "floor"
+rows are a hand-written minimum engine (`bench/floor.py`): what any engine pays for the
+same hooks before it does what hookwrap promises.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import hookwrap as hw
+from bench import floor
 from hookwrap._types import new_chunk, new_message, new_request, new_response
 
 
@@ -133,6 +136,10 @@ def main() -> None:
         "the neutral views of one call, read, alone": views,
         "1 closure layer": closures(1),
         "5 closure layers": closures(5),
+        "floor, 5 hooks (2 before, 2 after, 1 wrap)": floor.model(plain, **floor.hooks(2, 2, 1)),
+        "floor, 25 hooks (10 before, 10 after, 5 wrap)": floor.model(
+            plain, **floor.hooks(10, 10, 5)
+        ),
         "hookwrap, 0 hooks": hw.model(plain),
         "hookwrap, 1 before hook": hw.model(plain, use=noop_hooks(1, 0, 0)),
         "hookwrap, 5 hooks (2 before, 2 after, 1 wrap)": hw.model(plain, use=noop_hooks(2, 2, 1)),
@@ -143,6 +150,7 @@ def main() -> None:
     streams: dict[str, Callable[[str], Iterator[str]]] = {
         "raw generator, per chunk": stream,
         "a Chunk view per chunk, alone": chunk_view,
+        "floor, 3 on_chunk hooks, per chunk": floor.stream(stream, floor.chunk_hooks(3)),
         "hookwrap, 0 on_chunk hooks, per chunk": hw.model(stream, use=noop_hooks(0, 1, 0)),
         "hookwrap, 3 on_chunk hooks, per chunk": hw.model(stream, use=chunk_hooks(3)),
     }
@@ -162,7 +170,14 @@ def main() -> None:
         best["hookwrap, 25 hooks (10 before, 10 after, 5 wrap)"]
         - best["hookwrap, 5 hooks (2 before, 2 after, 1 wrap)"]
     ) / 20
-    print(f"\neach further no-op hook (25 vs 5): {per_hook / layer:.2f} layers")
+    floor_per_hook = (
+        best["floor, 25 hooks (10 before, 10 after, 5 wrap)"]
+        - best["floor, 5 hooks (2 before, 2 after, 1 wrap)"]
+    ) / 20
+    print(
+        f"\neach further no-op hook (25 vs 5): {per_hook / layer:.2f} layers "
+        f"(floor: {floor_per_hook / layer:.2f})"
+    )
     sdk(rounds, 200 if opts.quick else 1_000)
 
 
