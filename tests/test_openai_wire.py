@@ -520,7 +520,6 @@ NEW_CHUNKS = [
     Chunk("tool_call_start", "", "call_5", "lookup", value=2),
     Chunk("tool_call_args", '{"q": 1}', value=2),
     Chunk("finish", finish_reason="length"),
-    Chunk("usage", usage=Usage(1, 2, 3)),
 ]
 
 
@@ -534,6 +533,28 @@ def test_chat_write_chunk_builds_new_chunks_from_the_template(chunk: Chunk) -> N
     [bare] = CHAT.write_chunk(chunk, None)
     ChatCompletionChunk.model_validate(bare.data)
     assert CHAT.chunk(bare) == chunk
+
+
+def test_chat_write_chunk_a_new_usage_is_a_note_for_the_last_usage_chunk() -> None:
+    """The SDK keeps the last usage chunk's counts, so a new usage goes to the framer,
+    which puts the highest counts in the stream's last usage chunk (or adds one)."""
+    template = chat_chunk({"role": "assistant", "content": ""})
+    [note] = CHAT.write_chunk(Chunk("usage", usage=Usage(1, 20, 21)), template)
+    assert note.event == NOTE
+    counts = {"prompt_tokens": 1, "completion_tokens": 20, "total_tokens": 21}
+    assert note.data["usage"] == counts
+    framer = CHAT.framer({"model": "gpt-4o"})
+    api_usage = {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8, "x": 1}
+    usage_event = Event(None, {**template.data, "choices": [], "usage": api_usage})
+    sent = framer.events([template, note, usage_event, Event(None, "[DONE]")])
+    usages = [e.data["usage"] for e in sent if isinstance(e.data, dict) and e.data.get("usage")]
+    assert usages == [{"prompt_tokens": 5, "completion_tokens": 20, "total_tokens": 21, "x": 1}]
+    assert sent[-1].data == "[DONE]"
+    framer = CHAT.framer({"model": "gpt-4o"})  # no usage from the API: one is added
+    sent = framer.events([template, note, Event(None, "[DONE]")])
+    [last] = [e for e in sent if isinstance(e.data, dict) and e.data.get("usage")]
+    assert ChatCompletionChunk.model_validate(last.data).usage is not None
+    assert last.data["usage"] == counts
 
 
 def test_chat_write_chunk_custom_and_unwritable() -> None:

@@ -502,7 +502,13 @@ class _ChatFramer(Framer):
             finish = "tool_calls" if self.tools else "stop"
             choice: _J = {"index": 0, "delta": {}, "finish_reason": finish, "logprobs": None}
             out.append(Event(None, {**head, "choices": [self._choice(choice)]}))
-        out += self.usage
+        usage = self.usage
+        if self.noted:  # counts of new usage chunks: in the last usage chunk, which the SDK keeps
+            head = self.head or _chat_head(None, self.model)
+            last = usage.pop() if usage else Event(None, {**head, "choices": []})
+            counts = highest(_obj(last.data.get("usage")) or {}, self.noted)
+            usage.append(Event(last.event, {**last.data, "usage": counts}))
+        out += usage
         out.append(Event(None, "[DONE]"))
 
 
@@ -522,6 +528,7 @@ class ChatCompletionsWire(Wire):
     path = "/chat/completions"
     frames = True
     reframes = True
+    notes = True
 
     def opens(self, event: Event) -> bool:
         """A chunk as it came from the API (some compatible servers name no role), or one
@@ -648,6 +655,10 @@ class ChatCompletionsWire(Wire):
         if kind == "tool_call_end":  # Chat Completions has no such event
             return []
         src = _event_data(raw)
+        if kind == "usage" and src is None and chunk.usage is not None:
+            # a new usage: the SDK keeps the last usage chunk's, so it waits for the framer
+            counts = _usage_out(chunk.usage, None, *_CHAT_USAGE, {})
+            return [Event(NOTE, {"type": NOTE, "usage": counts})]
         out: _J = dict(src) if src is not None else _chat_head(_event_data(template))
         if kind == "usage":
             out["choices"] = []
