@@ -359,8 +359,11 @@ class ModelEngine(_Shared):
                 ctx.phase = "model"
                 if self.unseen and parent is None:
                     response = self._inner(request, False)
-                    if not is_stream(response):  # no hook sees it: as the model gave it
-                        return self.adapter.passthrough(response, call)
+                    if not is_stream(response):
+                        if ctx._run is None:  # pyright: ignore[reportPrivateUsage]
+                            # no hook sees it, nothing to end: as the model gave it
+                            return self.adapter.passthrough(response, call)
+                        response = self.adapter.response(response, call)  # a run to end
                 else:
                     response = self.onion(request)
                 if not self.raw_direct and request.stream and isinstance(response, ModelResponse):
@@ -543,8 +546,11 @@ class ModelEngine(_Shared):
                 ctx.phase = "model"
                 if self.unseen and parent is None:
                     response = await self._inner_async(request, False)
-                    if not is_stream(response):  # no hook sees it: as the model gave it
-                        return self.adapter.passthrough(response, call)
+                    if not is_stream(response):
+                        if ctx._run is None:  # pyright: ignore[reportPrivateUsage]
+                            # no hook sees it, nothing to end: as the model gave it
+                            return self.adapter.passthrough(response, call)
+                        response = self.adapter.response(response, call)  # a run to end
                 else:
                     response = await self.onion(request)
                 if not self.raw_direct and request.stream and isinstance(response, ModelResponse):

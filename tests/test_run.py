@@ -664,6 +664,36 @@ def test_defer_in_a_one_call_run_runs_after_on_finish() -> None:
     assert log == ["model", "on_finish", "deferred"]
 
 
+@pytest.mark.parametrize("shape", ["sync", "async", "stream"])
+def test_defer_from_the_only_hook_of_a_one_call_run_runs(shape: str) -> None:
+    """Deferred work runs when its hook is the only one (no terminal hook, no hook that sees
+    the answer), in every call shape: the call then makes no response view, yet its run
+    ends."""
+    log: Log = []
+
+    @hw.before_model
+    def before(request: hw.ModelRequest, ctx: hw.RunContext) -> None:
+        ctx.defer(lambda: log.append("deferred"))
+
+    def llm(prompt: str) -> str:
+        log.append("model")
+        return "ok"
+
+    async def allm(prompt: str) -> str:
+        return llm(prompt)
+
+    def streamed(prompt: str) -> Iterator[str]:
+        yield llm(prompt)
+
+    if shape == "sync":
+        assert hw.model(llm, use=[before])("hi") == "ok"
+    elif shape == "async":
+        assert asyncio.run(hw.model(allm, use=[before])("hi")) == "ok"
+    else:
+        assert list(hw.model(streamed, use=[before])("hi")) == ["ok"]
+    assert log == ["model", "deferred"]
+
+
 def test_a_failing_deferred_callable_is_logged_and_never_raised(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
