@@ -20,7 +20,18 @@ class Call:
     Kept in `ModelRequest.raw`, so that an unchanged request is passed on untouched.
     """
 
-    __slots__ = ("args", "extra", "fn", "kwargs", "made", "request", "response", "result", "seen")
+    __slots__ = (
+        "args",
+        "extra",
+        "fn",
+        "form",
+        "kwargs",
+        "made",
+        "request",
+        "response",
+        "result",
+        "seen",
+    )
 
     def __init__(self, fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]):
         self.fn = fn
@@ -29,7 +40,8 @@ class Call:
         self.request: ModelRequest | None = None  # the view built from args
         self.response: ModelResponse | None = None  # the view built from result
         self.result: Any = None  # the native result
-        self.extra: Any = None  # adapter's own notes
+        self.extra: Any = None  # the streams the model opened, to close at once when asked
+        self.form: Any = None  # the adapter's note of the form a stream's items came in
         self.seen: Any = None  # the chunk the adapter made last, in a stream
         self.made: Any = None  # (chunks, native): the last stream made, while unpulled
 

@@ -653,6 +653,45 @@ def test_dict_streams_keep_their_own_shape_when_a_hook_changes_them(kind: str) -
     ]
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("items", ["dicts", "chunks"])
+def test_chunks_a_hook_adds_or_rebuilds_take_the_form_of_the_streams_items(
+    kind: str, items: str
+) -> None:
+    """A chunk a hook adds, or a wrap hook makes anew, reaches the caller in the form of the
+    items the target yielded (dicts, `Chunk`s), whatever its return annotation says
+    (`Iterator[Any]` here): no reasoning chunk lost, no text turned into a `str`."""
+    given: list[Any] = [{"kind": "text", "text": "a"}, {"kind": "text", "text": "b"}]
+    if items == "chunks":
+        given = [hw.Chunk("text", "a"), hw.Chunk("text", "b")]
+
+    @hw.on_chunk
+    def add(chunk: hw.Chunk) -> Any:
+        return [chunk, hw.Chunk("reasoning", "why")] if chunk.text == "a" else None
+
+    @hw.wrap_model
+    def rebuild(request: hw.ModelRequest) -> Any:
+        chunks = yield request
+        if kind == "sync":
+            return (hw.Chunk("text", c.text.upper()) for c in chunks)
+
+        async def upper() -> AsyncIterator[hw.Chunk]:
+            async for c in chunks:
+                yield hw.Chunk("text", c.text.upper())
+
+        return upper()
+
+    def form(item: Any) -> tuple[str, str]:
+        return (item["kind"], item["text"]) if isinstance(item, dict) else (item.kind, item.text)
+
+    got = consume(kind, hw.model(stream_target(kind, given, []), use=[add]))
+    assert [type(item) for item in got] == [type(given[0])] * 3
+    assert list(map(form, got)) == [("text", "a"), ("reasoning", "why"), ("text", "b")]
+    got = consume(kind, hw.model(stream_target(kind, given, []), use=[rebuild]))
+    assert [type(item) for item in got] == [type(given[0])] * 2
+    assert list(map(form, got)) == [("text", "A"), ("text", "B")]
+
+
 def test_a_changed_dict_answer_keeps_the_keys_a_message_does_not_have() -> None:
     def answer(prompt: str) -> dict[str, Any]:
         return {"role": "assistant", "content": "old", "id": "r1"}

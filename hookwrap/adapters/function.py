@@ -337,16 +337,22 @@ class FunctionAdapter(Adapter):
             "function yields str or dict chunks"
         )
 
+    def chunk_of(self, item: Any, call: Call | None) -> Chunk:
+        """`item`'s chunk, noting on `call` the form of the stream's items when they are no
+        `str`: a chunk a hook makes goes to the caller in that form (see `native_chunk`)."""
+        if call is not None and call.form is None:
+            call.form = "dict" if isinstance(item, Mapping) else "Chunk"
+        return self.chunk(item)
+
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         if call is not None:
             call.made = None  # pulled: no other reading of the stream now
-        chunk = self.chunk
         try:
             for item in native:
                 if item.__class__ is str:  # the usual chunk, without a call
                     yield new_chunk("text", item, item)
                 else:
-                    yield chunk(item)
+                    yield self.chunk_of(item, call)
         finally:
             close = getattr(native, "close", None)
             if close is not None:
@@ -355,24 +361,36 @@ class FunctionAdapter(Adapter):
     async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         if call is not None:
             call.made = None
-        chunk = self.chunk
         try:
             async for item in native:
-                yield chunk(item)
+                yield (
+                    new_chunk("text", item, item)
+                    if item.__class__ is str
+                    else self.chunk_of(item, call)
+                )
         finally:
             aclose = getattr(native, "aclose", None)
             if aclose is not None:
                 await aclose()
 
     def items(self, native: Any, call: Call, is_async: bool) -> Natives | None:
-        return (_aitems if is_async else _items)(native, self.chunk), self.chunk
+        def chunk(item: Any) -> Chunk:
+            return self.chunk_of(item, call)
+
+        return (_aitems if is_async else _items)(native, chunk), self.chunk
 
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
+        """`chunk` in the form the stream's items came in: a new chunk (a hook's) in the
+        form of the stream's other items, or of the return annotation before any came."""
         raw = chunk.raw
-        if isinstance(raw, str) or (raw is None and self.returns == "str"):
+        if raw is None:
+            form = call.form if call is not None and call.form is not None else self.returns
+        else:
+            form = "str" if isinstance(raw, str) else "dict" if isinstance(raw, Mapping) else ""
+        if form == "str":
             # a str stream carries text; other kinds have no str form
             return chunk.text if chunk.kind == "text" else DROP
-        if isinstance(raw, Mapping) or self.returns == "dict":
+        if form == "dict":
             original: Any = chunk.raw
             if original is not None and chunk == chunk_from_dict(original):
                 return original
