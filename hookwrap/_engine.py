@@ -456,8 +456,6 @@ class ModelEngine(_Shared):
                 else:
                     adapter.dropped(chunk, call)
             usage = run(self._stream_end, ctx, request, _response_of(received, natives, request))
-            if one_call:
-                run(self._end_sync, ctx, None, usage)
         except GeneratorExit:
             _close(chunks, call)
             if one_call:
@@ -468,6 +466,9 @@ class ModelEngine(_Shared):
             if one_call:
                 run(self._end_sync, ctx, exc)
             raise
+        else:
+            if one_call:  # out of the `try`: an `on_finish` hook's error ends nothing twice
+                run(self._end_sync, ctx, None, usage)
         finally:
             call.release()
 
@@ -646,8 +647,6 @@ class ModelEngine(_Shared):
                 usage = await self._astream_end(
                     ctx, request, _response_of(received, natives, request)
                 )
-                if one_call:
-                    await self._end_async(ctx, None, usage)
             finally:
                 current_var.reset(token)
         except GeneratorExit:
@@ -668,6 +667,13 @@ class ModelEngine(_Shared):
                 finally:
                     current_var.reset(token)
             raise
+        else:
+            if one_call:  # out of the `try`: an `on_finish` hook's error ends nothing twice
+                token = current_var.set(ctx)
+                try:
+                    await self._end_async(ctx, None, usage)
+                finally:
+                    current_var.reset(token)
         finally:
             call.release()
 

@@ -785,6 +785,26 @@ def test_on_finish_error_in_a_one_call_run() -> None:
     assert log == ["model", "other_finish"]
 
 
+@pytest.mark.parametrize("shape", ["sync", "async", "sync_stream", "async_stream"])
+def test_an_on_finish_error_ends_a_one_call_run_once_in_every_shape(shape: str) -> None:
+    """A one-call run whose `on_finish` hook raises has had its one terminal stage: the
+    error propagates, and no `on_error` hook runs after it (exactly one of the three per
+    run), in every call shape."""
+    log: Log = []
+    boom = Boom("flush failed")
+    use = [
+        hw.on_finish(name="broken_finish")(raiser(boom)),
+        hw.on_error(recorder(log, "on_error")),
+        hw.on_abort(recorder(log, "on_abort")),
+    ]
+    tracker = Tracker()
+    received, errors, _ = drive(shape, hw.model(make_target(shape, tracker), use=use), tracker)
+    assert errors == [boom]
+    assert log == []
+    assert "".join(received) == ("hello world" if "stream" in shape else "")
+    assert tracker.calls == 1
+
+
 def test_on_error_hook_error_becomes_a_note_on_the_original_error() -> None:
     """An on_error hook that raises does not replace the error: its failure is added as a
     note, the other on_error hooks run, and the original error propagates."""
