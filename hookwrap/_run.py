@@ -14,7 +14,7 @@ from typing import Any, Generic, Literal
 
 from typing_extensions import TypeVar
 
-from ._errors import Aborted, add_note
+from ._errors import Aborted, Interrupt, add_note
 from ._stack import RUN_KINDS, TERMINAL_KINDS, Chain, Hook, flatten
 from ._types import FinishInfo, Usage
 
@@ -300,6 +300,8 @@ def start_sync(hooks: list[Hook], ctx: RunContext[Any]) -> None:
             _call(hook, ctx)
         except BaseException as exc:
             add_note(exc, hook.note())
+            if isinstance(exc, (Aborted, Interrupt)):
+                raise  # ends the stage at once, whatever the switches
             if not hook.continue_on_error:
                 raise first or exc  # noqa: B904 - the first error is the one to see
             first = first or exc
@@ -316,6 +318,8 @@ async def start_async(hooks: list[Hook], ctx: RunContext[Any]) -> None:
                 await result
         except BaseException as exc:
             add_note(exc, hook.note())
+            if isinstance(exc, (Aborted, Interrupt)):
+                raise
             if not hook.continue_on_error:
                 raise first or exc  # noqa: B904
             first = first or exc

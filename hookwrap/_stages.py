@@ -39,6 +39,8 @@ def failed(hook: Hook, exc: BaseException, first: BaseException | None) -> BaseE
     add_note(exc, hook.note())
     mark_seen(exc)
     if isinstance(exc, (Aborted, Interrupt)):
+        if exc.__context__ is None:
+            exc.__context__ = first  # an earlier hook's error, when its stack continued
         raise exc  # an abort or interrupt ends the stage at once, whatever the switches
     if not hook.continue_on_error:
         raise first or exc
@@ -298,10 +300,14 @@ def _before_tool_result(hook: Hook, result: Any) -> Any:
 
 
 def _ended(result: Skip | Abort, first: BaseException | None) -> Skip:
+    """A `Skip` ends the stage unless an earlier hook raised; an `Abort` ends it at once, as
+    `ctx.abort()` does (the earlier error stays its context)."""
+    if isinstance(result, Abort):
+        aborted = Aborted(result.reason)
+        aborted.__context__ = first
+        raise aborted
     if first is not None:
         raise first
-    if isinstance(result, Abort):
-        raise Aborted(result.reason)
     return result
 
 

@@ -752,6 +752,72 @@ def test_aborted_propagates_out_of_hw_run_after_on_abort() -> None:
     assert log == ["on_abort: stop now"]
 
 
+@pytest.mark.parametrize("how", ["returned", "ctx.abort"])
+def test_an_abort_after_an_earlier_error_ends_the_stage_at_once(how: str) -> None:
+    """In a stack that continues on errors, a `before_tool` hook's `Abort` (returned, or
+    `ctx.abort()`) after an earlier hook raised is what propagates, at once: the later
+    hooks do not run, and the earlier error is its context."""
+    log: Log = []
+    boom = Boom("guard failed")
+
+    @hw.before_tool(priority=3)
+    def broken(call: hw.ToolCall) -> None:
+        raise boom
+
+    @hw.before_tool(priority=2)
+    def stop(call: hw.ToolCall, ctx: hw.RunContext) -> Any:
+        if how == "returned":
+            return hw.Abort("stop")
+        ctx.abort("stop")
+
+    @hw.before_tool(priority=1)
+    def later(call: hw.ToolCall) -> None:
+        log.append("later")
+
+    @hw.tool(use=hw.Stack(broken, stop, later, continue_on_error=True))
+    def lookup(q: str) -> str:
+        log.append("tool")
+        return q
+
+    with pytest.raises(hw.Aborted) as excinfo:
+        lookup("x")
+    assert excinfo.value.reason == "stop"
+    assert excinfo.value.__context__ is boom
+    assert log == []
+
+
+@pytest.mark.parametrize("where", ["one-call", "run", "async run"])
+def test_ctx_abort_in_on_start_ends_the_stage_at_once_whatever_the_switches(where: str) -> None:
+    """`ctx.abort()` in an `on_start` hook of a stack that continues on errors raises at
+    once: the later `on_start` hooks do not run, nor does the model."""
+    log: Log = []
+
+    @hw.on_start(priority=1)
+    def refuse(ctx: hw.RunContext) -> None:
+        log.append("refuse")
+        ctx.abort("closed today")
+
+    @hw.on_start
+    def later() -> None:
+        log.append("later")
+
+    stack = hw.Stack(refuse, later, continue_on_error=True)
+    with pytest.raises(hw.Aborted, match="closed today"):
+        if where == "one-call":
+            hw.model(recording_llm(log), use=stack)("hi")
+        elif where == "run":
+            with hw.run(use=stack):
+                log.append("body")
+        else:
+
+            async def main() -> None:
+                async with hw.run(use=stack):
+                    log.append("body")
+
+            asyncio.run(main())
+    assert log == ["refuse"]
+
+
 # -- terminal hooks --------------------------------------------------------------------------------
 
 
