@@ -96,10 +96,14 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
     fn = hook.fn
 
     def layer(request: Any) -> Any:
-        got: list[Any] = []
+        got: list[Any] = []  # what the inner call gave last: a response, or its _Failed
 
         def call_next(req: Any) -> Any:
-            got.append(inner(req))
+            try:
+                got.append(inner(req))
+            except BaseException as exc:
+                got.append(_Failed(exc))
+                raise
             return got[-1]
 
         try:
@@ -112,9 +116,27 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
             if not _forgiven(hook, exc):
                 _own(hook, exc)
                 raise
-            return got[-1] if got else inner(request)
+            return _last(got) if got else inner(request)
 
     return layer
+
+
+class _Failed:
+    """An inner call's error, as a fail-open `call_next` hook saw it."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def _last(got: list[Any]) -> Any:
+    """What a skipped fail-open hook leaves in place: the inner call's last response, or
+    its error again (the model is not called a second time)."""
+    last = got[-1]
+    if isinstance(last, _Failed):
+        raise last.error
+    return last
 
 
 def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
@@ -200,7 +222,11 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
         if hook.spec.fail_open:
 
             async def recorded(req: Any) -> Any:
-                got.append(await inner(req))
+                try:
+                    got.append(await inner(req))
+                except BaseException as exc:
+                    got.append(_Failed(exc))
+                    raise
                 return got[-1]
 
             call_next = recorded
@@ -216,7 +242,7 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
             if not _forgiven(hook, exc):
                 _own(hook, exc)
                 raise
-            return got[-1] if got else await inner(request)
+            return _last(got) if got else await inner(request)
         return result if isinstance(result, ModelResponse) else coerce(hook, result)
 
     return layer

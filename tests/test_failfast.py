@@ -541,6 +541,68 @@ def test_fail_open_wrap_does_not_swallow_the_models_error(
     assert hookwrap_records(caplog) == []
 
 
+@pytest.mark.parametrize("form", list(WRAP_FORMS))
+def test_a_fail_open_wrap_failing_on_the_models_error_leaves_that_error(
+    form: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A fail-open wrap hook that fails while handling the model's error (its audit sink is
+    down too) is skipped: the model's error propagates, and the model is not called again."""
+    boom = Boom("provider down")
+    calls: list[str] = []
+    is_async = WRAP_FORMS[form][1]
+
+    def audit_sync(request: hw.ModelRequest, call_next: Any) -> Any:
+        try:
+            return call_next(request)
+        except Boom as exc:
+            raise RuntimeError("audit sink down") from exc
+
+    def audit_gen(request: hw.ModelRequest) -> Iterator[Any]:
+        try:
+            return (yield request)
+        except Boom as exc:
+            raise RuntimeError("audit sink down") from exc
+
+    async def audit_async(request: hw.ModelRequest, call_next: Any) -> Any:
+        try:
+            return await call_next(request)
+        except Boom as exc:
+            raise RuntimeError("audit sink down") from exc
+
+    async def audit_agen(request: hw.ModelRequest) -> AsyncIterator[Any]:
+        try:
+            yield request
+        except Boom as exc:
+            raise RuntimeError("audit sink down") from exc
+
+    fn = {
+        "sync-call_next": audit_sync,
+        "sync-generator": audit_gen,
+        "async-call_next": audit_async,
+        "async-sync_generator": audit_gen,
+        "async-async_generator": audit_agen,
+    }[form]
+    hook = hw.wrap_model(fail_open=True, name="audit")(fn)
+
+    def llm(prompt: str) -> str:
+        calls.append(prompt)
+        raise boom
+
+    async def allm(prompt: str) -> str:
+        return llm(prompt)
+
+    with caplog.at_level(logging.DEBUG, logger="hookwrap"), pytest.raises(Boom) as excinfo:
+        if is_async:
+            asyncio.run(hw.model(allm, use=[hook])("hi"))
+        else:
+            hw.model(llm, use=[hook])("hi")
+    assert excinfo.value is boom
+    assert calls == ["hi"]
+    [record] = hookwrap_records(caplog)  # the hook's own failure, logged
+    assert record.exc_info is not None
+    assert isinstance(record.exc_info[1], RuntimeError)
+
+
 # -- attribution --------------------------------------------------------------------------------
 
 
