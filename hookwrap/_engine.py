@@ -371,11 +371,11 @@ class ModelEngine(_Shared):
             else:
                 response = self._responded(respond.value, request, by)
             if not isinstance(response, ModelResponse):
-                stream = self._stream(ctx, request, response, call, parent is None)
+                stream = self._stream(ctx, request, response, call, parent)
                 next(stream)
                 return self.adapter.stream_result(stream, call)
             ctx.phase = "after_model"
-            usage = self._usage(ctx, response)
+            usage = self._usage(ctx, response, parent)
             if usage is not None and self.usage:
                 call_all(self.usage, (usage,), ctx)
             if self.after:
@@ -406,16 +406,18 @@ class ModelEngine(_Shared):
         request: ModelRequest,
         chunks: Iterator[Chunk],
         call: Call,
-        one_call: bool,
+        parent: RunContext[Any] | None,
     ) -> Generator[Any, None, None]:
         # Primed inside `call`, where the run is current: every pull, hook and the end run
         # in this copy of that context (cheaper than setting the variable per chunk, and the
         # target's generator always resumes in the same context).
         run = contextvars.copy_context().run
+        one_call = parent is None
         adapter = self.adapter
         hooks = self.chunk_hooks
         direct, natives, source = self._source(chunks, call, False)
-        received: list[Any] | None = [] if self.keep_chunks else None
+        # what the caller received, for the hooks at its end and the usage a run adds up
+        received: list[Any] | None = [] if self.keep_chunks or not one_call else None
         # `run(next, source)` again and again, until its StopIteration ends the `map`
         step = cast("Callable[[Any, Iterator[Any]], Any]", run)
         pulled = map(step, itertools.repeat(next), itertools.repeat(source))
@@ -455,7 +457,8 @@ class ModelEngine(_Shared):
                             yield native
                 else:
                     adapter.dropped(chunk, call)
-            usage = run(self._stream_end, ctx, request, _response_of(received, natives, request))
+            response = _response_of(received, natives, request)
+            usage = run(self._stream_end, ctx, request, response, parent)
         except GeneratorExit:
             _close(chunks, call)
             if one_call:
@@ -493,25 +496,38 @@ class ModelEngine(_Shared):
             "changes a stream yields Chunks, e.g. chunk.replace(text=...))"
         )
 
-    def _usage(self, ctx: RunContext[Any], response: ModelResponse) -> Usage | None:
+    def _usage(
+        self, ctx: RunContext[Any], response: ModelResponse, parent: RunContext[Any] | None
+    ) -> Usage | None:
         """The response's usage, added to the run's, when the run or an `on_usage` hook
         wants it (a one-call run with no terminal hooks counts nothing); else None, and a
-        deferred view is left unread."""
+        deferred view is left unread.
+
+        A call counts once: a wrapped target inside this call (a model wrapped twice, a
+        `Fallback`'s alternative) counted it already, and says so on `parent`, the call
+        it is the model of."""
         run = ctx._run  # pyright: ignore[reportPrivateUsage]
         if run is None and not self.usage:
             return None
         usage = response.usage
         if usage is not None and run is not None:
-            _count(run, usage)
+            if not ctx._counted:  # pyright: ignore[reportPrivateUsage]
+                _count(run, usage)
+            if parent is not None:
+                parent._counted = True  # pyright: ignore[reportPrivateUsage]
         return usage
 
     def _stream_end(
-        self, ctx: RunContext[Any], request: ModelRequest, response: ModelResponse | None
+        self,
+        ctx: RunContext[Any],
+        request: ModelRequest,
+        response: ModelResponse | None,
+        parent: RunContext[Any] | None,
     ) -> Usage | None:
         if response is None:
             return None
         ctx.phase = "after_model"
-        usage = self._usage(ctx, response)
+        usage = self._usage(ctx, response, parent)
         if usage is not None and self.usage:
             call_all(self.usage, (usage,), ctx)
         if self.after:
@@ -559,11 +575,11 @@ class ModelEngine(_Shared):
             else:
                 response = await self._aresponded(respond.value, request, by)
             if not isinstance(response, ModelResponse):
-                stream = self._astream(ctx, request, response, call, parent is None)
+                stream = self._astream(ctx, request, response, call, parent)
                 await stream.asend(None)
                 return self.adapter.stream_result(stream, call)
             ctx.phase = "after_model"
-            usage = self._usage(ctx, response)
+            usage = self._usage(ctx, response, parent)
             if usage is not None and self.usage:
                 await call_all_async(self.usage, (usage,), ctx)
             if self.after:
@@ -594,12 +610,14 @@ class ModelEngine(_Shared):
         request: ModelRequest,
         chunks: AsyncIterator[Chunk],
         call: Call,
-        one_call: bool,
+        parent: RunContext[Any] | None,
     ) -> AsyncGenerator[Any, None]:
+        one_call = parent is None
         adapter = self.adapter
         hooks = self.chunk_hooks
         direct, natives, source = self._source(chunks, call, True)
-        received: list[Any] | None = [] if self.keep_chunks else None
+        # what the caller received, for the hooks at its end and the usage a run adds up
+        received: list[Any] | None = [] if self.keep_chunks or not one_call else None
         index = 0
         try:
             yield _PRIMED
@@ -644,9 +662,8 @@ class ModelEngine(_Shared):
                     adapter.dropped(chunk, call)
             token = current_var.set(ctx)
             try:
-                usage = await self._astream_end(
-                    ctx, request, _response_of(received, natives, request)
-                )
+                response = _response_of(received, natives, request)
+                usage = await self._astream_end(ctx, request, response, parent)
             finally:
                 current_var.reset(token)
         except GeneratorExit:
@@ -678,12 +695,16 @@ class ModelEngine(_Shared):
             call.release()
 
     async def _astream_end(
-        self, ctx: RunContext[Any], request: ModelRequest, response: ModelResponse | None
+        self,
+        ctx: RunContext[Any],
+        request: ModelRequest,
+        response: ModelResponse | None,
+        parent: RunContext[Any] | None,
     ) -> Usage | None:
         if response is None:
             return None
         ctx.phase = "after_model"
-        usage = self._usage(ctx, response)
+        usage = self._usage(ctx, response, parent)
         if usage is not None and self.usage:
             await call_all_async(self.usage, (usage,), ctx)
         if self.after:

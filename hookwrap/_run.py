@@ -174,7 +174,7 @@ class RunContext(Generic[T]):
     model or tool call: `phase`, `call_id`, `call_state`, `chunk_index`.
     """
 
-    __slots__ = ("_call_id", "_call_state", "_run", "chunk_index", "phase")
+    __slots__ = ("_call_id", "_call_state", "_counted", "_run", "chunk_index", "phase")
 
     def __init__(self, run: RunState | None, phase: Phase = "init") -> None:
         self._run = run
@@ -182,6 +182,8 @@ class RunContext(Generic[T]):
         self.chunk_index = 0
         self._call_id: str | None = None
         self._call_state: dict[str, Any] | None = None
+        # whether a wrapped model inside this call added its usage to the run already
+        self._counted = False
 
     # -- run-wide -------------------------------------------------------------------------
 

@@ -970,6 +970,51 @@ def test_finish_info_of_a_one_call_run_has_that_calls_usage() -> None:
     assert infos[0].duration >= 0
 
 
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+@pytest.mark.parametrize("layers", [1, 2], ids=["wrapped once", "wrapped twice"])
+def test_a_run_counts_each_model_call_once(streamed: bool, layers: int) -> None:
+    """Inside `hw.run()`, a call adds its usage to the run once: a streamed one too (its
+    usage chunk), and a model wrapped twice (each layer with hooks of its own) too."""
+    infos: list[hw.FinishInfo] = []
+
+    @hw.on_finish
+    def finished(info: hw.FinishInfo) -> None:
+        infos.append(info)
+
+    def whole(request: hw.ModelRequest) -> hw.ModelResponse:
+        return hw.ModelResponse(hw.Message.assistant("ok"), usage=hw.Usage(3, 4, 7))
+
+    def stream(request: hw.ModelRequest) -> Iterator[hw.Chunk]:
+        yield hw.Chunk("text", "ok")
+        yield hw.Chunk("usage", usage=hw.Usage(3, 4, 7))
+
+    chat: Any = hw.model(stream if streamed else whole, use=[passthrough()])
+    if layers == 2:
+        chat = hw.wrap(chat, use=[passthrough()])
+    request = hw.ModelRequest(messages=[hw.Message.user("hi")])
+    with hw.run(use=[finished]):
+        for _ in range(2):
+            answer = chat(request)
+            if streamed:
+                assert [c.text for c in answer] == ["ok", ""]
+    assert [i.usage for i in infos] == [hw.Usage(6, 8, 14)]
+
+
+def test_an_agent_counts_the_calls_of_a_model_with_hooks_of_its_own_once() -> None:
+    """An agent whose model is wrapped with hooks of its own reports each call's usage
+    once, in `RunResult.usage` and in `on_finish`."""
+    infos: list[hw.FinishInfo] = []
+
+    @hw.on_finish
+    def finished(info: hw.FinishInfo) -> None:
+        infos.append(info)
+
+    model = hw.model(usage_model(hw.Usage(1, 2, 3)), use=[passthrough()])
+    result = hw.Agent(model, use=[finished]).run("hi")
+    assert result.usage == hw.Usage(1, 2, 3)
+    assert [i.usage for i in infos] == [hw.Usage(1, 2, 3)]
+
+
 def test_run_ended_by_an_error_fires_on_error_with_it() -> None:
     """An exception leaving `with hw.run()` fires on_error with `info.error` that object and
     propagates unchanged."""
