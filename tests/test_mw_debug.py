@@ -265,6 +265,31 @@ def test_long_values_are_shortened() -> None:
     assert "[0, 1, 2, 3, 4, 5, 6, 7, ...]" in line_of(out.getvalue(), "before_tool")
 
 
+def test_dicts_show_their_first_items_in_their_own_order() -> None:
+    out = io.StringIO()
+
+    @hw.tool(use=[Debug(out=out)])
+    def lookup(x: int) -> dict[str, Any]:
+        """Look up."""
+        return {"f": 1, "nest": {"z": 0, "a": 1}, **{str(i): i for i in range(12)}}
+
+    lookup(1)
+    shown = "{'f': 1, 'nest': {'z': 0, 'a': 1}, '0': 0, '1': 1, '2': 2, '3': 3, '4': 4, "
+    assert f"result={shown}'5': 5, '6': 6, '7': 7, ...}}" in line_of(out.getvalue(), "after_tool")
+    mixed = io.StringIO()  # keys reprlib could not sort
+    hw.tool(lambda d: 0, use=[Debug(out=mixed)], name="small")({"b": 1, 2: "a", None: {}})
+    assert "arguments={'d': {'b': 1, 2: 'a', None: {}}}" in line_of(mixed.getvalue(), "before_tool")
+
+
+def test_nesting_is_cut_at_five_levels_in_dicts_too() -> None:
+    out = io.StringIO()
+    deep: dict[str, Any] = {"e": 1}
+    for key in "dcba":
+        deep = {key: deep}
+    hw.tool(lambda d: 0, use=[Debug(out=out)], name="deep")(deep)
+    assert "arguments={'d': {'a': {'b': {'c': {...}}}}}" in line_of(out.getvalue(), "before_tool")
+
+
 def test_a_whole_line_is_capped() -> None:
     out = io.StringIO()
     messages = [{"role": "user", "content": "y" * 100} for _ in range(8)]

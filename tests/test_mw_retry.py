@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import hookwrap as hw
+from hookwrap.middleware import CallLimit, ContentGuard, Timeout, ToolCache
 from hookwrap.middleware._retry import Retry, is_transient
 from hookwrap.testing import FakeProvider
 
@@ -162,6 +163,13 @@ def test_retry_on_takes_types_or_a_predicate(waits: Waits, retry_on: Any, retrie
 def test_backoff_is_exponential_and_capped() -> None:
     retry = Retry(initial_delay=1, backoff=3, max_delay=20, jitter=False)
     assert [retry.delay(n, ConnectionError()) for n in range(5)] == [1, 3, 9, 20, 20]
+
+
+def test_the_cap_stays_max_delay_however_many_retries() -> None:
+    """`backoff ** n` passes the largest float after about a thousand retries."""
+    retry = Retry(max_retries=5000, initial_delay=0.5, max_delay=30, jitter=False)
+    assert [retry.delay(n, ConnectionError()) for n in (0, 1, 1100, 4999)] == [0.5, 1, 30, 30]
+    assert Retry(initial_delay=0, jitter=False).delay(1100, ConnectionError()) == 0
 
 
 def test_full_jitter_draws_between_zero_and_the_cap() -> None:
@@ -416,9 +424,18 @@ def test_a_patched_sdk_takes_retry_for_sync_and_async_clients(waits: Waits) -> N
         ({"max_retries": -1}, ValueError, "max_retries.*int >= 0.*-1"),
         ({"max_retries": 2.5}, TypeError, "max_retries"),
         ({"max_retries": True}, TypeError, "max_retries"),
-        ({"initial_delay": -1}, TypeError, "initial_delay.*seconds >= 0"),
-        ({"max_delay": "60"}, TypeError, "max_delay"),
-        ({"backoff": 0.5}, ValueError, "backoff.*>= 1"),
+        ({"initial_delay": "1"}, TypeError, r"initial_delay.*seconds >= 0 \(got str: '1'\)"),
+        ({"initial_delay": True}, TypeError, r"initial_delay.*\(got bool: True\)"),
+        ({"initial_delay": -1}, ValueError, r"initial_delay=...\) expects .*>= 0 \(got -1\)"),
+        ({"initial_delay": float("nan")}, ValueError, r"initial_delay.*finite.*\(got nan\)"),
+        ({"initial_delay": 10**400}, ValueError, "initial_delay.*finite"),
+        ({"max_delay": "60"}, TypeError, "max_delay.*seconds >= 0"),
+        ({"max_delay": -0.5}, ValueError, r"max_delay=...\) expects .*seconds >= 0 \(got -0.5\)"),
+        ({"max_delay": float("inf")}, ValueError, r"max_delay.*finite.*\(got inf\)"),
+        ({"backoff": "2"}, TypeError, r"backoff=...\) expects a finite number >= 1 \(got str"),
+        ({"backoff": 0.5}, ValueError, r"backoff=...\) expects a finite number >= 1 \(got 0.5\)"),
+        ({"backoff": -1}, ValueError, r"backoff.*>= 1 \(got -1\)"),
+        ({"backoff": float("inf")}, ValueError, "backoff.*finite"),
         ({"jitter": "yes"}, TypeError, "jitter.*True or False"),
         ({"tools": 1}, TypeError, "tools.*True or False"),
         ({"retry_on": "ConnectionError"}, TypeError, "retry_on.*exception type"),
@@ -431,6 +448,45 @@ def test_bad_arguments_are_refused_when_made(
 ) -> None:
     with pytest.raises(error, match=message):
         Retry(**kwargs)
+
+
+def test_the_limits_accept_ints_floats_and_their_edges() -> None:
+    retry = Retry(initial_delay=0, max_delay=0.0, backoff=1)
+    assert (retry.initial_delay, retry.max_delay, retry.backoff) == (0.0, 0.0, 1.0)
+
+
+# Wrong type: TypeError; right type, wrong value: ValueError; both name the argument and what
+# it expects. Retry's rule, which every built-in middleware follows.
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: Retry(initial_delay=-1), ValueError, r"Retry\(initial_delay=...\) expects"),
+        (lambda: Timeout(model=-1), ValueError, r"Timeout\(model=...\) must be"),
+        (lambda: Timeout(tool="1"), TypeError, r"Timeout\(tool=...\) must be"),
+        (lambda: CallLimit(model_calls=-1), ValueError, r"CallLimit\(model_calls=...\) expects"),
+        (lambda: CallLimit(tool_calls=1.5), TypeError, r"CallLimit\(tool_calls=...\) expects"),
+        (lambda: ToolCache(ttl=-1), ValueError, r"ToolCache\(ttl=...\)"),
+        (lambda: ToolCache(ttl="1"), TypeError, r"ToolCache\(ttl=...\)"),
+        (lambda: ToolCache(max_size=0), ValueError, r"ToolCache\(max_size=...\) expects"),
+        (
+            lambda: ContentGuard(rules=[("a", "b")], strategy="lines"),
+            ValueError,
+            r"ContentGuard\(strategy=...\) expects 'buffered' or 'chunk' \(got 'lines'\)",
+        ),
+        (
+            lambda: ContentGuard(rules=[("a", "b")], strategy=1),
+            TypeError,
+            r"ContentGuard\(strategy=...\) expects 'buffered' or 'chunk' \(got int: 1\)",
+        ),
+        (lambda: ContentGuard(rules=[("a", "b")], window=0), ValueError, r"\(window=...\)"),
+    ],
+)
+def test_every_constructor_tells_a_wrong_type_from_a_wrong_value(
+    make: Callable[[], object], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(Exception, match=message) as excinfo:
+        make()
+    assert type(excinfo.value) is error
 
 
 def test_it_provides_no_tools_of_its_own() -> None:

@@ -122,9 +122,10 @@ def test_skills_are_read_once_at_construction(tree: Path) -> None:
     assert "later" in Skills(paths=[tree]).skills
 
 
-def test_no_skills_means_no_tool_and_an_untouched_request(tmp_path: Path) -> None:
+def test_no_skills_means_no_prompt_no_tool_and_an_untouched_request(tmp_path: Path) -> None:
     skills = Skills(paths=[tmp_path / "missing", tmp_path])
     assert dict(skills.skills) == {}
+    assert skills.prompt == ""
     assert skills.tools == ()
     seen: list[Any] = []
 
@@ -135,6 +136,16 @@ def test_no_skills_means_no_tool_and_an_untouched_request(tmp_path: Path) -> Non
 
     llm([{"role": "user", "content": "hi"}])
     assert seen == [[{"role": "user", "content": "hi"}]]
+
+
+def test_no_skills_under_the_default_path_means_no_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    skills = Skills()
+    assert (skills.prompt, skills.tools) == ("", ())
+    write(tmp_path / "skills" / "review", REVIEW)
+    assert Skills().prompt.startswith("You have skills")
 
 
 def test_two_skills_with_one_name_are_an_error_naming_both_files(tmp_path: Path) -> None:

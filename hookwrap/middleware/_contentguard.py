@@ -352,6 +352,11 @@ class ContentGuard(Middleware):
         given = cast("Sequence[object]", rules)
         if not given:
             raise ValueError("ContentGuard(rules=...) expects at least one rule (got [])")
+        if not isinstance(strategy, str):
+            raise TypeError(
+                "ContentGuard(strategy=...) expects 'buffered' or 'chunk' "
+                f"(got {type(strategy).__name__}: {strategy!r:.80})"
+            )
         if strategy not in ("buffered", "chunk"):
             raise ValueError(
                 f"ContentGuard(strategy=...) expects 'buffered' or 'chunk' (got {strategy!r})"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import reprlib
 import sys
 import threading
@@ -45,7 +46,8 @@ MAX_LINE = 600
 
 
 class _Short(reprlib.Repr):
-    """`reprlib` with attrs values (the neutral types) shown by their non-empty fields."""
+    """`reprlib` with attrs values (the neutral types) shown by their non-empty fields, and
+    dicts by their first items in insertion order."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -57,6 +59,21 @@ class _Short(reprlib.Repr):
 
     def repr_float(self, x: float, level: int) -> str:
         return f"{x:.6g}"
+
+    def repr_dict(self, x: dict[Any, Any], level: int) -> str:
+        # reprlib sorts the keys first: it would show other items than the first ones, and
+        # in another order than the dict's.
+        if not x:
+            return "{}"
+        if level <= 0:
+            return "{...}"
+        pieces = [
+            f"{self.repr1(key, level - 1)}: {self.repr1(value, level - 1)}"
+            for key, value in itertools.islice(x.items(), self.maxdict)
+        ]
+        if len(x) > self.maxdict:
+            pieces.append("...")
+        return "{" + ", ".join(pieces) + "}"
 
     def repr1(self, x: object, level: int) -> str:
         cls = type(x)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -80,10 +81,20 @@ def retry_after(exc: BaseException) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _seconds(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise TypeError(f"Retry({name}=...) must be a number of seconds >= 0 (got {value!r})")
-    return float(value)
+def _number(name: str, value: object, expected: str, minimum: float) -> float:
+    """`value` if it is a finite int or float of at least `minimum`; else a TypeError
+    (another type, a bool) or a ValueError (a value out of range) naming `Retry(name=...)`."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(
+            f"Retry({name}=...) expects {expected} (got {type(value).__name__}: {value!r})"
+        )
+    try:
+        number = float(value)
+    except OverflowError:  # an int past the largest float
+        number = math.inf
+    if not math.isfinite(number) or number < minimum:
+        raise ValueError(f"Retry({name}=...) expects {expected} (got {value!r:.80})")
+    return number
 
 
 class Retry(Middleware):
@@ -115,11 +126,10 @@ class Retry(Middleware):
             if not isinstance(value, bool):
                 raise TypeError(f"Retry({flag}=...) must be True or False (got {value!r})")
         self.max_retries = max_retries
-        self.initial_delay = _seconds("initial_delay", initial_delay)
-        self.max_delay = _seconds("max_delay", max_delay)
-        self.backoff = _seconds("backoff", backoff)
-        if self.backoff < 1:
-            raise ValueError(f"Retry(backoff=...) must be >= 1 (got {backoff!r})")
+        seconds = "a finite number of seconds >= 0"
+        self.initial_delay = _number("initial_delay", initial_delay, seconds, 0)
+        self.max_delay = _number("max_delay", max_delay, seconds, 0)
+        self.backoff = _number("backoff", backoff, "a finite number >= 1", 1)
         self.jitter = jitter
         self.retry_on = error_matcher("Retry(retry_on=...)", retry_on, is_transient)
         self.retry_tools = tools  # `tools` is what a Middleware provides to an agent
@@ -136,7 +146,13 @@ class Retry(Middleware):
         asked = retry_after(error)
         if asked is not None and asked <= self.max_delay:
             return asked
-        cap = min(self.max_delay, self.initial_delay * self.backoff**retry)
+        cap = self.initial_delay
+        if cap:
+            try:
+                cap *= self.backoff**retry
+            except OverflowError:  # a float power past 1e308: long past max_delay
+                cap = self.max_delay
+        cap = min(self.max_delay, cap)
         return random.uniform(0, cap) if self.jitter else cap
 
     def _should_retry(self, retry: int, error: BaseException) -> bool:

@@ -157,7 +157,7 @@ class Skills(Middleware):
 
     A `before_model` hook adds a system message listing the skills, after the request's
     own system messages; the `use_skill(name)` tool returns a skill's text. With no skills
-    found, there is neither prompt nor tool.
+    found, there is neither prompt (`prompt` is ``""``) nor tool.
 
     Args:
         paths: directories holding one subdirectory per skill.
@@ -173,11 +173,13 @@ class Skills(Middleware):
             f"- {s.name}: {s.description}" if s.description else f"- {s.name}"
             for s in self.skills.values()
         )
-        #: The system prompt's text.
+        #: The system prompt's text; empty when no skill was found.
         self.prompt = (
             "You have skills: instructions for particular tasks. When a task matches a "
             "skill's description, first call use_skill with its name, then follow what it "
             f"says.\n\nSkills:\n{listing}"
+            if self.skills
+            else ""
         )
         self._message = Message.system(self.prompt)
         self.tools = (tool(self._use_skill, name="use_skill"),) if self.skills else ()
