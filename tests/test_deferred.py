@@ -860,3 +860,67 @@ def test_a_message_no_view_can_hold_is_refused_in_the_hook_that_looks() -> None:
     assert given == []
     assert hw.model(chat, use=[nod])(robot) == "ok"
     assert given == [robot]
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_a_stream_whose_body_was_read_already_passes_the_hooks(sdk: str, is_async: bool) -> None:
+    """A streamed answer whose body the transport read already (a response made with its
+    content, as mock transports make them) is read from memory: the hooks see its chunks
+    and the caller gets what it gets without them."""
+    module: Any = pytest.importorskip(sdk)
+    httpx: Any = next(
+        sys.modules[root]
+        for cls in module.DefaultHttpxClient.__mro__
+        if (root := cls.__module__.partition(".")[0]) in ("httpx", "httpx2")
+    )
+    live = FakeProvider(["hello there"] * 2).transport(httpx)  # one call each way
+
+    def handle(request: Any) -> Any:
+        streamed = live.handle_request(request)
+        headers = {"content-type": "text/event-stream"}
+        return httpx.Response(streamed.status_code, headers=headers, content=streamed.read())
+
+    client_class = getattr(module, ("Async" if is_async else "") + sdk.title().replace("ai", "AI"))
+    http_class = module.DefaultAsyncHttpxClient if is_async else module.DefaultHttpxClient
+    client = client_class(
+        api_key="k",
+        base_url="http://fake.invalid/v1" if sdk == "openai" else "http://fake.invalid",
+        http_client=http_class(transport=httpx.MockTransport(handle)),
+        max_retries=0,
+    )
+
+    @hw.on_chunk
+    def upper(chunk: hw.Chunk) -> Any:
+        return chunk.replace(text=chunk.text.upper()) if chunk.kind == "text" else None
+
+    def texts(given: Any) -> list[str]:
+        async def pull() -> list[Any]:
+            if sdk == "openai":
+                stream = await given.chat.completions.create(model="m", messages=USER, stream=True)
+            else:
+                stream = await given.messages.create(
+                    model="m", max_tokens=9, messages=USER, stream=True
+                )
+            return [event async for event in stream]
+
+        if not is_async:
+            if sdk == "openai":
+                events = list(given.chat.completions.create(model="m", messages=USER, stream=True))
+            else:
+                events = list(
+                    given.messages.create(model="m", max_tokens=9, messages=USER, stream=True)
+                )
+        else:
+            events = asyncio.run(pull())
+        if sdk == "openai":
+            return [
+                e.choices[0].delta.content
+                for e in events
+                if e.choices and e.choices[0].delta.content
+            ]
+        return [e.delta.text for e in events if e.type == "content_block_delta"]
+
+    plain = texts(client)
+    assert "".join(plain) == "hello there"
+    assert texts(hw.wrap(client, use=[upper])) == [t.upper() for t in plain]

@@ -661,15 +661,22 @@ def _identity(http: Any) -> bool:
     return encoding is None or encoding.strip().lower() in ("", "identity")
 
 
+def _raw(http: Any) -> bool:
+    """Whether the body's raw bytes are the body, still to come: no content-encoding, and
+    not read already (a response made with its content, as test transports make them,
+    gives its bytes only once read)."""
+    return _identity(http) and not getattr(http, "is_stream_consumed", False)
+
+
 def _raw_or_decoded(http: Any) -> Iterator[bytes]:
     """The body's bytes as they arrive; without a content-encoding, skipping httpx's
     decoding layer (a generator and two decoders per network chunk)."""
-    found: Iterator[bytes] = http.iter_raw() if _identity(http) else http.iter_bytes()
+    found: Iterator[bytes] = http.iter_raw() if _raw(http) else http.iter_bytes()
     return found
 
 
 def _araw_or_decoded(http: Any) -> AsyncIterator[bytes]:
-    found: AsyncIterator[bytes] = http.aiter_raw() if _identity(http) else http.aiter_bytes()
+    found: AsyncIterator[bytes] = http.aiter_raw() if _raw(http) else http.aiter_bytes()
     return found
 
 
