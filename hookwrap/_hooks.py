@@ -131,14 +131,24 @@ def _inspect(fn: Callable[..., Any], kind: str) -> tuple[bool, str]:
     others = [p for p in params if p.name != "ctx"]
     expected = KINDS[kind]
     form = "plain"
+    given = len(expected)  # the arguments the stage passes by position (ctx by keyword)
     if kind.startswith("wrap_"):
         is_gen = inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)
         if is_gen and _accepts(others, 1) and not _accepts(others, 2):
-            return ctx is not None, "generator"
-        form = "call_next"
+            form, given = "generator", 1
+        else:
+            form = "call_next"
+    positional = [p for p in params if p.kind in _POSITIONAL]
+    if ctx is not None and ctx in positional[:given]:
+        raise TypeError(
+            f"{kind} hook {describe(fn)}: `ctx` comes before the stage's arguments, which "
+            f"are passed by position; put it last: ({', '.join((*expected[:given], 'ctx'))})"
+        )
+    if form == "generator":
+        return ctx is not None, form
     if not _accepts(others, len(expected)):
         shown = ", ".join((*expected, "ctx=None")) if expected else "ctx=None"
-        found = ", ".join(str(p) for p in shown_params) or "no parameters"
+        found = ", ".join(str(p) for p in shown_params)
         extra = ""
         if kind.startswith("wrap_"):
             arg = expected[0]

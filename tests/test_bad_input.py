@@ -57,6 +57,46 @@ def test_a_positional_only_ctx_is_refused() -> None:
             return None
 
 
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("before_model", "(request, ctx)"),
+        ("after_model", "(request, response, ctx)"),
+        ("wrap_model", "(request, call_next, ctx)"),
+        ("wrap_model generator", "(request, ctx)"),
+        ("on_chunk", "(chunk, ctx)"),
+    ],
+)
+def test_a_ctx_before_the_stages_arguments_is_refused_when_decorated(
+    kind: str, expected: str
+) -> None:
+    """The stage passes its arguments by position and `ctx` by keyword: a `ctx` before them
+    would take one of them, so it is refused at decoration, saying where it goes."""
+
+    def hook(ctx: Any, request: Any, response: Any = None, call_next: Any = None) -> None:
+        return None
+
+    def generator(ctx: Any, request: Any) -> Any:
+        yield request
+
+    decorator = getattr(hw, kind.split()[0])
+    with pytest.raises(TypeError) as err:
+        decorator(generator if "generator" in kind else hook)
+    assert "`ctx` comes before the stage's arguments" in str(err.value)
+    assert f"put it last: {expected}" in str(err.value)
+
+
+def test_a_hook_with_no_parameters_shows_empty_parentheses() -> None:
+    """The error shows what the function takes as the docs show it: `()` when nothing."""
+    with pytest.raises(TypeError) as err:
+
+        @hw.on_finish
+        def finished() -> None:
+            return None
+
+    assert str(err.value).endswith("found:    ()")
+
+
 def test_a_method_missing_the_stage_argument_shows_all_its_parameters() -> None:
     with pytest.raises(TypeError) as err:
 
