@@ -335,6 +335,59 @@ def test_a_plain_def_streams_per_call_only_when_it_returns_an_iterator(value: An
     assert seen == ["a", "b"]
 
 
+@pytest.mark.parametrize("how", ["generator function", "generator __call__", "plain def"])
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_request_stream_says_what_the_target_says_before_the_call(how: str, is_async: bool) -> None:
+    """`request.stream` is true in `before_model` when the target says it streams before it
+    is called: a generator function, or an object whose `__call__` is one; a plain `def`
+    returning an iterator is found to stream only when it returns."""
+    seen: list[bool] = []
+
+    @hw.before_model
+    def look(request: hw.ModelRequest) -> None:
+        seen.append(request.stream)
+
+    def gen(prompt: str) -> Iterator[str]:
+        yield "a"
+
+    async def agen(prompt: str) -> AsyncIterator[str]:
+        yield "a"
+
+    def returns(prompt: str) -> Any:
+        return iter(["a"])
+
+    async def areturns(prompt: str) -> Any:
+        return agen(prompt)
+
+    class Gen:
+        def __call__(self, prompt: str) -> Iterator[str]:
+            yield "a"
+
+    class AGen:
+        async def __call__(self, prompt: str) -> AsyncIterator[str]:
+            yield "a"
+
+    target: Any = {
+        ("generator function", False): gen,
+        ("generator function", True): agen,
+        ("generator __call__", False): Gen(),
+        ("generator __call__", True): AGen(),
+        ("plain def", False): returns,
+        ("plain def", True): areturns,
+    }[how, is_async]
+    wrapped = hw.model(target, use=[look])
+
+    async def pull() -> list[Any]:
+        answer = wrapped("hi")
+        if how == "plain def":
+            answer = await answer
+        return [chunk async for chunk in answer]
+
+    got = asyncio.run(pull()) if is_async else list(wrapped("hi"))
+    assert got == ["a"]
+    assert seen == [how != "plain def"]
+
+
 # -- call_next hooks must match the call ------------------------------------------------------
 
 

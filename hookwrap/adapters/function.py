@@ -77,7 +77,11 @@ class FunctionAdapter(Adapter):
             raise TypeError(f"hw.model: cannot read the signature of {fn!r}") from exc
         params = list(sig.parameters.values())
         self.returns = _annotation_kind(fn)
-        self.streams = inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)
+        # a generator function streams, and so does an object whose `__call__` is one
+        self.streams = any(
+            inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f)
+            for f in (fn, getattr(type(fn), "__call__", None))
+        )
         self.accepts = frozenset(p.name for p in params)
         self.var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
         self.form: Form
