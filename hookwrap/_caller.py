@@ -439,16 +439,18 @@ def _client_entries(sdk: str, client: Any) -> tuple[Entry | None, Entry | None]:
         entry = _method_entry(_CLIENT_APIS[sdk], resource.create, {}, "create")
         return (None, entry) if _async_client(client) else (entry, None)
 
-    def on(models: Any) -> Entry:
+    def on(models_of: Callable[[Any], Any]) -> Entry:
         def google_call(model: str, request: ModelRequest, stream: bool) -> Any:
+            # the client is held, not only its `models`: its HTTP client closes with it
+            models = models_of(client)
             call = models.generate_content_stream if stream else models.generate_content
             return call(model=model, contents=_PLACEHOLDER)
 
         return google_call
 
     if hasattr(client, "aio"):
-        return on(client.models), on(client.aio.models)
-    return None, on(client.models)  # the AsyncClient itself: its `models` are async
+        return on(lambda c: c.models), on(lambda c: c.aio.models)
+    return None, on(lambda c: c.models)  # the AsyncClient itself: its `models` are async
 
 
 def _async_client(client: Any) -> bool:

@@ -4,6 +4,7 @@ events, tool errors as messages, limits, aborts, and interrupt/resume through a 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -718,6 +719,19 @@ def test_sdk_clients_drive_the_loop(sdk: str) -> None:
     second = provider.requests[1].body
     assert second.get("model", "some-model") == "some-model"
     assert "5" in json.dumps(second)  # the tool result went back over the wire
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic", "genai"])
+def test_a_client_made_in_the_agents_arguments_stays_open(sdk: str) -> None:
+    """`Agent((provider_client(), "model"))` with no other reference to the client: the
+    agent keeps the client itself, so its HTTP client is not closed under it."""
+    pytest.importorskip("google.genai" if sdk == "genai" else sdk)
+    provider = FakeProvider(["one", "two"])
+    agent = Agent((getattr(provider, sdk)(), "some-model"))
+    gc.collect()
+    assert agent.run("hi").text == "one"
+    gc.collect()
+    assert agent.run("hi").text == "two"
 
 
 # name -> (the client to make from the provider, async?) -> its method
