@@ -103,7 +103,7 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
     runs = _TOOL_STAGES if _is_tool(target) else _MODEL_STAGES
     rows = [row for row in _rows(chains) if row[0] in runs]
     if format == "mermaid":
-        return _mermaid(rows)
+        return _mermaid(rows, len(chains))
     if format != "text":
         raise ValueError(f"explain(format=...) is 'text' or 'mermaid' (got {format!r})")
     table = [("stage", "step", "hook", "priority", "origin", "notes")]
@@ -135,46 +135,82 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
     return "\n".join(lines)
 
 
-def _mermaid(rows: list[tuple[str, int, Hook, int]]) -> str:
-    """A flowchart: each stage a subgraph, hooks linked in the order they run.
+_OPENING = frozenset(("on_start", "before_agent", "on_iteration"))
+_INWARD = frozenset(("before_model", "wrap_model", "before_tool", "wrap_tool"))
+_OUTWARD = frozenset(("on_chunk", "on_usage", "after_model", "after_tool"))
+_ENDS = {"on_finish": '-->|"finished"|', "on_error": '-.->|"error"|', "on_abort": '-.->|"aborted"|'}
 
-    The onion is drawn going in (first `wrap_*` hook outermost) and back out.
+
+def _mermaid(rows: list[tuple[str, int, Hook, int]], layers: int) -> str:
+    """A flowchart: hooks linked in the order they run, in a subgraph per stage (and layer,
+    when wrapped more than once). The onion is drawn going in (first `wrap_*` hook
+    outermost), through the model or tool, and back out, each layer's whole target where
+    its onion calls in; the terminal stages branch off the end, one of them per run.
     """
+    # (stage, layer, label, shape) in the order a call runs them
+    steps: list[tuple[str, int, str, str]] = []
+
+    def add(kind: str, depth: int, hook: Hook) -> None:
+        steps.append((kind, depth, _label(hook), "[]"))
+
+    inward = [row for row in rows if row[0] in _INWARD]
+    outward = [row for row in rows if row[0] in _OUTWARD]
+    tool = any("tool" in row[0] for row in (*inward, *outward))
+    target = "tool" if tool else "model"
+    for kind, _step, hook, depth in rows:
+        if kind in _OPENING:
+            add(kind, depth, hook)
+    for kind, _step, hook, depth in inward:
+        add(kind, depth, hook)
+    if inward or outward:
+        wrap = f"wrap_{target}"
+        last = inward[-1] if inward else None
+        where = (wrap, last[3]) if last is not None and last[0] == wrap else ("call", 0)
+        steps.append((*where, target, "()"))
+        for depth in reversed(range(layers)):  # back out, the innermost layer first
+            for kind, _step, hook, at in reversed(inward):
+                if kind == wrap and at == depth:
+                    steps.append((kind, depth, f"{hook.spec.name} returns", "[]"))
+            for kind, _step, hook, at in outward:
+                if at == depth:
+                    add(kind, depth, hook)
+    for kind, _step, hook, depth in rows:
+        if kind == "after_agent":
+            add(kind, depth, hook)
+
     out = ["flowchart TD", '    start(["call"])']
-    steps: list[str] = ["start"]
-    n = 0
-
-    def node(label: str, shape: str = "[]") -> str:
-        nonlocal n
-        n += 1
-        name = f"n{n}"
-        text = label.replace('"', "'")
-        out.append(f'        {name}{shape[0]}"{text}"{shape[1]}')
-        return name
-
-    by_stage: dict[str, list[Hook]] = {}
-    for kind, _step, hook, _depth in rows:
-        by_stage.setdefault(kind, []).append(hook)
-    for kind in _ORDER:
-        hooks = by_stage.get(kind, [])
+    names = ["start"]
+    used: dict[str, int] = {}
+    for (kind, depth), group in itertools.groupby(steps, key=lambda step: step[:2]):
+        ident = kind if layers == 1 else f"{kind}_{depth}"
+        used[ident] = used.get(ident, 0) + 1
+        if used[ident] > 1:  # an outer layer's onion, going back out
+            ident = f"{ident}_{used[ident]}"
+        title = target if kind == "call" else kind if layers == 1 else f"{kind} (layer {depth})"
+        out.append(f'    subgraph {f"{target}_call" if kind == "call" else ident}["{title}"]')
+        for _kind, _depth, label, shape in group:
+            names.append(_node(out, len(names), label, shape))
+        out.append("    end")
+    edges = [f"    {a} --> {b}" for a, b in itertools.pairwise(names)]
+    end = names[-1]
+    for kind, arrow in _ENDS.items():  # one of them ends each run
+        hooks = [row[2] for row in rows if row[0] == kind]
         if not hooks:
-            if kind == "wrap_model" and by_stage.keys() & {
-                "before_model",
-                "after_model",
-                "on_chunk",
-            }:
-                out.append('    subgraph model_call["model"]')
-                steps.append(node("model", "()"))
-                out.append("    end")
             continue
         out.append(f'    subgraph {kind}["{kind}"]')
-        for hook in hooks:
-            steps.append(node(f"{hook.spec.name} (priority {hook.priority}, {hook.origin})"))
-        if kind in ("wrap_model", "wrap_tool"):
-            steps.append(node("model" if kind == "wrap_model" else "tool", "()"))
-            for hook in reversed(hooks):
-                steps.append(node(f"{hook.spec.name} returns"))
+        chain = [_node(out, len(names) + i, _label(hook)) for i, hook in enumerate(hooks)]
+        names += chain
         out.append("    end")
-    for a, b in itertools.pairwise(steps):
-        out.append(f"    {a} --> {b}")
-    return "\n".join(out)
+        edges.append(f"    {end} {arrow} {chain[0]}")
+        edges += [f"    {a} --> {b}" for a, b in itertools.pairwise(chain)]
+    return "\n".join(out + edges)
+
+
+def _label(hook: Hook) -> str:
+    return f"{hook.spec.name} (priority {hook.priority}, {hook.origin})"
+
+
+def _node(out: list[str], n: int, label: str, shape: str = "[]") -> str:
+    text = label.replace('"', "'")
+    out.append(f'        n{n}{shape[0]}"{text}"{shape[1]}')
+    return f"n{n}"

@@ -3,6 +3,7 @@ priorities and origins, or the same as a Mermaid diagram; it agrees with what re
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -247,7 +248,47 @@ def test_doubly_wrapped_target_shows_both_layers_in_the_order_they_run() -> None
     assert shown == log
     mermaid = hw.explain(outer, format="mermaid")
     assert mermaid.startswith("flowchart")
-    assert all(name in mermaid for name in log)
+    path = mermaid_path(mermaid)
+    assert [name for name in path if name in log] == log  # the diagram's order is the run's
+    assert path.index("model") < path.index("inner_wrap returns") < path.index("inner_after")
+    assert path.index("inner_after") < path.index("outer_wrap returns") < path.index("outer_after")
+
+
+def mermaid_path(text: str) -> list[str]:
+    """The labels of a Mermaid flowchart's nodes along its plain arrows, from `start` (a
+    hook's label cut at its priority)."""
+    labels = dict(re.findall(r'^\s+(n\d+)[\[(]"([^"]*)"', text, re.MULTILINE))
+    after = dict(re.findall(r"^\s+(\w+) --> (\w+)$", text, re.MULTILINE))
+    path: list[str] = []
+    node = after.get("start")
+    while node is not None:
+        path.append(labels[node].split(" (priority")[0])
+        node = after.get(node)
+    return path
+
+
+def test_mermaid_terminal_stages_branch_off_the_end() -> None:
+    """One of `on_finish`, `on_error`, `on_abort` ends each run: each branches off the last
+    step, rather than following another."""
+
+    @hw.on_finish(name="t_finish")
+    def finished(info: hw.FinishInfo) -> None:
+        return None
+
+    @hw.on_error(name="t_error")
+    def failed(info: hw.FinishInfo) -> None:
+        return None
+
+    log: Log = []
+    text = hw.explain(
+        hw.model(llm, use=[recorder(log, "after_model", "t_after"), finished, failed]),
+        format="mermaid",
+    )
+    assert mermaid_path(text)[-2:] == ["model", "t_after"]
+    labels = dict(re.findall(r'^\s+(n\d+)\["([^"]*)"', text, re.MULTILINE))
+    ids = {label.split(" (")[0]: node for node, label in labels.items()}
+    assert f'{ids["t_after"]} -->|"finished"| {ids["t_finish"]}' in text
+    assert f'{ids["t_after"]} -.->|"error"| {ids["t_error"]}' in text
 
 
 def test_doubly_wrapped_target_shows_each_stage_of_both_layers() -> None:
