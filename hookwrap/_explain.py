@@ -164,9 +164,10 @@ def _mermaid(rows: list[tuple[str, int, Hook, int]], layers: int) -> str:
         add(kind, depth, hook)
     if inward or outward:
         wrap = f"wrap_{target}"
-        last = inward[-1] if inward else None
-        where = (wrap, last[3]) if last is not None and last[0] == wrap else ("call", 0)
-        steps.append((*where, target, "()"))
+        if inward and inward[-1][0] == wrap:  # in the innermost onion, or a box of its own
+            steps.append((wrap, inward[-1][3], target, "()"))
+        else:
+            steps.append(("call", 0, target, "()"))
         for depth in reversed(range(layers)):  # back out, the innermost layer first
             for kind, _step, hook, at in reversed(inward):
                 if kind == wrap and at == depth:
