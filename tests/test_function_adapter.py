@@ -213,6 +213,53 @@ def test_a_hook_changing_options_or_model_writes_them_back_as_kwargs(
     assert received == [expected]
 
 
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({"temperature": 0.9, "top_p": 0.5}, (0.9, 0.5, {})),
+        ({"temperature": 0.1, "top_p": 0.5, "seed": 7}, (0.1, 0.5, {"seed": 7})),
+        ({}, (1.0, None, {})),
+    ],
+    ids=("changed", "added", "removed"),
+)
+def test_options_given_by_position_are_options_written_back_in_place(
+    options: dict[str, Any], expected: tuple[Any, Any, dict[str, Any]]
+) -> None:
+    """An argument given by position (other than the messages) is an option as one given
+    by keyword is; a hook's change goes back in its place, and a removed one takes its
+    default."""
+    seen: list[dict[str, Any]] = []
+    received: list[tuple[Any, Any, dict[str, Any]]] = []
+
+    def llm(
+        messages: list[Any], temperature: float = 1.0, top_p: float | None = None, **more: Any
+    ) -> str:
+        received.append((temperature, top_p, more))
+        return "ok"
+
+    @hw.before_model
+    def tune(request: hw.ModelRequest) -> hw.ModelRequest:
+        seen.append(dict(request.options))
+        return request.replace(options=options)
+
+    messages = [{"role": "user", "content": "hi"}]
+    assert hw.model(llm, use=[tune])(messages, 0.1, 0.5) == "ok"
+    assert seen == [{"temperature": 0.1, "top_p": 0.5}]
+    assert received == [expected]
+
+
+def test_removing_a_positional_option_with_no_default_is_a_clear_type_error() -> None:
+    def llm(messages: list[Any], temperature: float) -> str:
+        return "ok"
+
+    @hw.before_model
+    def drop(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(options={})
+
+    with pytest.raises(TypeError, match=r"removed option 'temperature'.*by position"):
+        hw.model(llm, use=[drop])([{"role": "user", "content": "hi"}], 0.1)
+
+
 # -- results -----------------------------------------------------------------------------------
 
 ANSWERS: dict[str, Any] = {

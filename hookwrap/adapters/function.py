@@ -61,6 +61,7 @@ class FunctionAdapter(Adapter):
         "model_index",
         "name",
         "other",
+        "positional",
         "reader",
         "returns",
         "streams",
@@ -80,7 +81,7 @@ class FunctionAdapter(Adapter):
         # a generator function streams, and so does an object whose `__call__` is one
         self.streams = any(
             inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f)
-            for f in (fn, getattr(type(fn), "__call__", None))
+            for f in (fn, type(fn).__call__ if callable(fn) else None)
         )
         self.accepts = frozenset(p.name for p in params)
         self.var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
@@ -110,6 +111,8 @@ class FunctionAdapter(Adapter):
         model = next((p for p in params if p.name == "model"), None)
         at = params.index(model) if model is not None and model.kind in positional else None
         self.model_index = 1 << 30 if at is None else at
+        # the parameters an argument given by position binds to, with their defaults
+        self.positional = tuple((p.name, p.default) for p in params if p.kind in positional)
         if argument is None and self.form != "request":
             second = "prompt" if self.form == "messages" else "messages"
             if second in self.accepts:  # each call uses the one it was given
@@ -135,6 +138,16 @@ class FunctionAdapter(Adapter):
             if mine is None:
                 return other
         return self
+
+    def _by_position(self, args: tuple[Any, ...]) -> dict[str, Any]:
+        """The arguments given by position other than the messages (or prompt), by name (a
+        method's `self` left out)."""
+        named = zip(self.positional, args, strict=False)
+        return {
+            name: arg
+            for i, ((name, _), arg) in enumerate(named)
+            if i != self.index and not (i == 0 and name in ("self", "cls"))
+        }
 
     def _model(self, call: Call) -> Any:
         args = call.args
@@ -168,6 +181,8 @@ class FunctionAdapter(Adapter):
                 value = tuple(cast("list[Any]", value))  # as called, whatever the target appends
             # messages and options are read when a hook first looks at them
             kwargs = call.kwargs
+            if len(args) > 1:  # options given by position are options too
+                kwargs = {**self._by_position(args), **kwargs}
             if kwargs or len(args) > self.model_index:
                 model = self._model(call)
                 request = deferred_request(
@@ -237,17 +252,43 @@ class FunctionAdapter(Adapter):
                 else:
                     kwargs["model"] = request.model
             if request.options != original.options:
-                for key in original.options:
-                    if key not in request.options:
-                        kwargs.pop(key, None)
-                for key, item in request.options.items():
-                    if key in self.accepts or self.var_kw:
-                        kwargs[key] = item
-                    else:
-                        raise TypeError(
-                            f"a hook set option {key!r}, which {describe(self.fn)} does not take"
-                        )
+                args = self._options_back(request.options, original.options, args, kwargs)
         return args, kwargs
+
+    def _options_back(
+        self,
+        options: Mapping[str, Any],
+        original: Mapping[str, Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> tuple[Any, ...]:
+        """The arguments with the options a hook changed: one given by position stays in
+        its place (a removed one takes its default), the others go by keyword."""
+        at = {name: i for i, (name, _) in enumerate(self.positional) if i < len(args)}
+        given = list(args)
+        for key in original:
+            if key in options:
+                continue
+            if key in at:
+                default = self.positional[at[key]][1]
+                if default is inspect.Parameter.empty:
+                    raise TypeError(
+                        f"a hook removed option {key!r}, which {describe(self.fn)} takes by "
+                        "position with no default"
+                    )
+                given[at[key]] = default
+            else:
+                kwargs.pop(key, None)
+        for key, item in options.items():
+            if key in at:
+                given[at[key]] = item
+            elif key in self.accepts or self.var_kw:
+                kwargs[key] = item
+            else:
+                raise TypeError(
+                    f"a hook set option {key!r}, which {describe(self.fn)} does not take"
+                )
+        return tuple(given)
 
     def _messages_back(self, messages: tuple[Message, ...], call: Call) -> list[Any]:
         given = list(self._argument(call))
