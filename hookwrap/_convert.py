@@ -52,6 +52,63 @@ def _part(item: Any) -> Part:
     raise TypeError(f"a message part must be text or an image (got {item!r})")
 
 
+class UnparsedArguments(dict[str, Any]):
+    """A tool call's arguments that are not a JSON object (a model's slip): empty, as the
+    OpenAI adapter reads them, but marked, so the tool stage answers the call with a
+    `ToolArgumentError` instead of running the tool without its arguments. `text` is what
+    the model sent; a message written back as a dict carries it again."""
+
+    __slots__ = ("reason", "text")
+
+    def __init__(self, text: str, reason: str) -> None:
+        super().__init__()
+        self.text = text
+        self.reason = reason
+
+    def __repr__(self) -> str:
+        return f"UnparsedArguments({self.text!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (UnparsedArguments, (self.text, self.reason))
+
+
+def _json_kind(value: Any) -> str:
+    """What `value` is, in JSON's words: "null", "a boolean", "a string", ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    return f"a {type(value).__name__}"
+
+
+def _arguments(value: Any) -> dict[str, Any]:
+    """Tool-call arguments: a mapping, or its JSON text (none at all reads as ``{}``)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return {}
+    mapping = _mapping(value)
+    if mapping is not None:
+        return dict(mapping)
+    if not isinstance(value, str):
+        text = json.dumps(value, default=repr)
+        return UnparsedArguments(text, f"{_json_kind(value)}, not an object")
+    try:
+        decoded: Any = json.loads(value)
+    except ValueError as exc:
+        return UnparsedArguments(value, f"not valid JSON: {exc}")
+    mapping = _mapping(decoded)
+    if mapping is None:
+        return UnparsedArguments(value, f"{_json_kind(decoded)}, not an object")
+    return dict(mapping)
+
+
 def tool_call_from(item: Any) -> ToolCall:
     if isinstance(item, ToolCall):
         return item
@@ -59,10 +116,14 @@ def tool_call_from(item: Any) -> ToolCall:
     if data is None:
         raise TypeError(f"a tool call must be a dict or ToolCall (got {item!r})")
     source = _mapping(data.get("function")) or data
-    arguments: Any = source.get("arguments", source.get("args", {}))
-    if isinstance(arguments, str):
-        arguments = json.loads(arguments) if arguments.strip() else {}
-    return ToolCall(str(data.get("id", "")), str(source.get("name", "")), dict(arguments), raw=item)
+    arguments = _arguments(source.get("arguments", source.get("args")))
+    return ToolCall(str(data.get("id", "")), str(source.get("name", "")), arguments, raw=item)
+
+
+def _arguments_text(arguments: Mapping[str, Any]) -> str:
+    if isinstance(arguments, UnparsedArguments):
+        return arguments.text
+    return json.dumps(dict(arguments))
 
 
 def message_from(value: Any) -> Message:
@@ -137,7 +198,7 @@ def message_to_dict(message: Message) -> dict[str, Any]:
             {
                 "id": c.id,
                 "type": "function",
-                "function": {"name": c.name, "arguments": json.dumps(dict(c.arguments))},
+                "function": {"name": c.name, "arguments": _arguments_text(c.arguments)},
             }
             for c in message.tool_calls
         ]

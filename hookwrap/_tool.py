@@ -14,9 +14,10 @@ from typing import Any, Literal, Union
 
 import attrs
 
-from ._convert import converter
+from ._convert import UnparsedArguments, converter
 from ._hooks import describe
 from ._run import current_var
+from ._strict import json_text, strict, why_not
 from ._types import ToolCall, ToolSpec
 
 __all__ = ["ToolArgumentError", "ToolBinding", "schema_of"]
@@ -198,6 +199,11 @@ class ToolBinding:
     def _split(
         self, arguments: Mapping[str, Any], structure: bool
     ) -> tuple[list[Any], dict[str, Any]]:
+        if isinstance(arguments, UnparsedArguments):
+            raise ToolArgumentError(
+                f"the arguments of {self.spec.name} must be a JSON object, got "
+                f"{arguments.text[:200]!r} ({arguments.reason})"
+            )
         args: list[Any] = []
         kwargs: dict[str, Any] = {}
         for key, value in arguments.items():
@@ -209,11 +215,13 @@ class ToolBinding:
                 raise ToolArgumentError(f"{self.spec.name}() got an unexpected argument {key!r}")
             if structure and key in self.hints and param.kind is not param.VAR_POSITIONAL:
                 try:
-                    value = converter.structure(value, self.hints[key])
+                    value = strict.structure(value, self.hints[key])
                 except Exception as exc:
+                    why = why_not(exc, key)
                     raise ToolArgumentError(
                         f"argument {key!r} of {self.spec.name}: expected "
-                        f"{_type_name(self.hints[key])}, got {value!r} ({exc})"
+                        f"{_type_name(self.hints[key])}, got {json_text(value)}"
+                        + (f" ({why})" if why else "")
                     ) from exc
             if key in self.positional_only:
                 args.append(value)
@@ -251,4 +259,13 @@ class ToolBinding:
 
 
 def _type_name(tp: Any) -> str:
-    return getattr(tp, "__name__", None) or repr(tp)
+    """`tp` as written in a signature: `Optional[Location]`, not `Optional`."""
+    if typing.get_origin(tp) is None and hasattr(tp, "__name__"):
+        return str(tp.__name__)
+    pieces = _QUOTED.split(repr(tp))  # a Literal's strings are left as they are
+    pieces[::2] = [_MODULES.sub("", p) for p in pieces[::2]]
+    return "".join(pieces)
+
+
+_QUOTED = re.compile(r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+_MODULES = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")

@@ -718,3 +718,274 @@ def test_a_ctx_parameter_receives_the_tool_calls_run_context_and_is_not_in_the_s
         return f"{city}: {ctx.phase}"
 
     assert asyncio.run(alookup("Rome")) == "Rome: tool"
+
+
+# -- arguments a model got wrong: malformed JSON, values of the wrong kind --------------------
+
+
+def _one_call_model(arguments: str) -> Callable[[hw.ModelRequest], Any]:
+    """A model that calls `add` once with `arguments` (JSON text), then answers with the
+    text of the tool message it got back."""
+
+    def model(request: hw.ModelRequest) -> Any:
+        if request.messages[-1].role == "user":
+            call = {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "add", "arguments": arguments},
+            }
+            return {"role": "assistant", "content": "", "tool_calls": [call]}
+        return request.messages[-1].text
+
+    return model
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason"),
+    [
+        ('{"a": 1, "b": ', "not valid JSON"),  # cut off
+        ("{'a': 1, 'b': 2}", "not valid JSON"),
+        ("[1, 2]", "an array, not an object"),
+        ('"a=1, b=2"', "a string, not an object"),
+        ("3", "a number, not an object"),
+        ("null", "null, not an object"),
+    ],
+)
+def test_arguments_that_are_not_a_json_object_are_a_tool_error_and_the_run_goes_on(
+    arguments: str, reason: str
+) -> None:
+    """The call reaches the tool stage (a before_tool hook sees it, with empty arguments and
+    the text the model sent in `raw`); the tool does not run; the model reads a
+    ToolArgumentError that quotes what it sent; the run finishes."""
+    ran: Log = []
+    seen: list[hw.ToolCall] = []
+
+    @hw.before_tool
+    def watch(call: hw.ToolCall) -> None:
+        seen.append(call)
+
+    @hw.tool(use=[watch])
+    def add(a: int, b: int) -> int:
+        """Add."""
+        ran.append((a, b))
+        return a + b
+
+    result = hw.Agent(_one_call_model(arguments), tools=[add]).run("1 + 2")
+    assert result.status == "finished"
+    assert result.text.startswith("Error: ToolArgumentError: the arguments of add must be a JSON")
+    assert repr(arguments) in result.text
+    assert reason in result.text
+    assert ran == []
+    [call] = seen
+    assert (call.id, call.name, dict(call.arguments)) == ("c1", "add", {})
+    assert call.raw["function"]["arguments"] == arguments
+    [asked] = [m for m in result.messages if m.tool_calls]
+    assert asked.tool_calls[0].raw["function"]["arguments"] == arguments
+
+
+def test_a_hook_may_repair_arguments_that_are_not_json_and_the_tool_runs() -> None:
+    """The marked arguments stop the tool only while nobody replaced them."""
+
+    @hw.before_tool
+    def repair(call: hw.ToolCall) -> hw.ToolCall:
+        return call.replace(arguments={"a": 1, "b": 2})
+
+    @hw.tool(use=[repair])
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    assert hw.Agent(_one_call_model('{"a": 1, "b": 2'), tools=[add]).run("x").text == "3"
+
+
+def test_streamed_arguments_that_are_not_json_are_a_tool_error_and_the_stream_goes_on() -> None:
+    @hw.tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    def model(request: hw.ModelRequest) -> Any:
+        if request.messages[-1].role == "user":
+            yield hw.Chunk("tool_call_start", tool_call_id="c1", tool_name="add")
+            yield hw.Chunk("tool_call_args", text='{"a": 1, "b"', tool_call_id="c1")
+            return
+        yield hw.Chunk("text", text="sorry")
+
+    events = list(hw.Agent(model, tools=[add]).stream("1 + 2"))
+    [done] = [e for e in events if e.kind == "tool_result"]
+    assert done.ok is False
+    assert done.text.startswith("Error: ToolArgumentError: the arguments of add must be a JSON")
+    assert '\'{"a": 1, "b"\'' in done.text
+    assert events[-1].kind == "result"
+    assert events[-1].result is not None
+    assert (events[-1].result.status, events[-1].result.text) == ("finished", "sorry")
+
+
+@dataclasses.dataclass
+class Stop:
+    name: str
+    nights: int
+    pets: bool = False
+
+
+class Level(enum.IntEnum):
+    LOW = 1
+    HIGH = 2
+
+
+def _strict_tool() -> hw.Tool[..., Any]:
+    @hw.tool
+    def book(
+        name: str = "x",
+        nights: int = 1,
+        price: float = 0.0,
+        pets: bool = False,
+        note: Optional[str] = None,  # noqa: UP045 - the spelling under test
+        count: int | None = None,
+        mode: Literal[1, 2, "auto"] = "auto",
+        level: Level = Level.LOW,
+        tags: list[str] = [],  # noqa: B006 - never mutated
+        flags: dict[str, bool] = {},  # noqa: B006 - never mutated
+        pair: tuple[int, str] = (0, ""),
+        stop: Optional[Stop] = None,  # noqa: UP045 - the spelling under test
+        window: Optional[Window] = None,  # noqa: UP045 - the spelling under test
+        stops: list[Stop] = [],  # noqa: B006 - never mutated
+    ) -> dict[str, Any]:
+        """Book a trip."""
+        return dict(locals())
+
+    return book
+
+
+@pytest.mark.parametrize(
+    ("arguments", "named"),
+    [
+        ({"name": None}, "name"),  # cattrs' default: 'None'
+        ({"name": {"a": 1}}, "name"),  # cattrs' default: "{'a': 1}"
+        ({"name": 7}, "name"),
+        ({"pets": "false"}, "pets"),  # cattrs' default: True
+        ({"pets": 0}, "pets"),
+        ({"nights": 2.7}, "nights"),  # cattrs' default: 2
+        ({"nights": True}, "nights"),
+        ({"nights": "3"}, "nights"),
+        ({"price": True}, "price"),
+        ({"price": "1.5"}, "price"),
+        ({"note": 3}, "note"),
+        ({"count": False}, "count"),
+        ({"mode": True}, "mode"),  # True == 1 in Python, not in JSON
+        ({"level": True}, "level"),
+        ({"tags": [1]}, "tags"),
+        ({"tags": "abc"}, "tags"),  # cattrs' default: ['a', 'b', 'c']
+        ({"tags": {"a": 1}}, "tags"),  # cattrs' default: ['a']
+        ({"flags": {"a": "yes"}}, "flags"),
+        ({"pair": [1, 2]}, "pair"),
+        ({"pair": [1, "a", 3]}, "pair"),
+        ({"stop": {"name": None, "nights": 1}}, "stop"),
+        ({"stop": {"name": "Oslo", "nights": 1.5}}, "stop"),
+        ({"stop": {"name": "Oslo", "nights": 1, "pets": "no"}}, "stop"),
+        ({"stop": {"name": "Oslo", "nights": 1, "nihgts": 2}}, "stop"),  # no such field
+        ({"window": {"start": "3"}}, "window"),
+        ({"stops": [{"name": "Oslo", "nights": 1}, {"name": 5, "nights": 1}]}, "stops"),
+    ],
+)
+def test_a_value_of_the_wrong_json_kind_is_a_tool_argument_error(
+    arguments: dict[str, Any], named: str
+) -> None:
+    """No silent coercion, at the top or inside lists, dicts, tuples, dataclass and attrs
+    fields, Optional and Literal: a str is only a JSON string, a bool only true or false, an
+    int or a float only a number (never a bool); an array is never read from a string or an
+    object; a dataclass does not drop keys it has no field for."""
+    book = _strict_tool()
+    with pytest.raises(hw.ToolArgumentError) as excinfo:
+        book.invoke(hw.ToolCall(id="bad", name="book", arguments=arguments))
+    assert re.search(rf"^argument '{named}' of book: expected ", str(excinfo.value)), str(
+        excinfo.value
+    )
+
+
+def test_the_error_gives_the_path_to_each_bad_value_inside_an_argument() -> None:
+    book = _strict_tool()
+
+    def error(**arguments: Any) -> str:
+        with pytest.raises(hw.ToolArgumentError) as excinfo:
+            book.invoke(hw.ToolCall(id="bad", name="book", arguments=arguments))
+        return str(excinfo.value)
+
+    assert error(name=None) == "argument 'name' of book: expected str, got null"
+    assert error(note=3) == "argument 'note' of book: expected Optional[str], got 3"
+    assert error(level=3) == (
+        "argument 'level' of book: expected Level, got 3 (expected one of [1, 2], got 3)"
+    )
+    text = error(stops=[{"name": "Oslo", "nights": 1}, {"name": None, "nights": "2"}])
+    assert "expected a string, got null @ stops[1].name" in text
+    assert 'expected an integer, got "2" @ stops[1].nights' in text
+    assert "expected true or false, got \"no\" @ flags['a']" in error(flags={"a": "no"})
+
+
+def test_values_of_the_right_json_kind_are_structured() -> None:
+    """The other side of strictness: an integral float is an int (JSON has one kind of
+    number: `2.0` is read as 2, as JSON Schema's "integer" admits it), an int is a float,
+    a Literal or an enum member is found by its JSON value, and the keys of a
+    `dict[int, ...]` (strings in JSON) are read as ints."""
+    book = _strict_tool()
+    arguments = {
+        "name": "Oslo",
+        "nights": 2.0,
+        "price": 3,
+        "pets": False,
+        "note": None,
+        "count": 0,
+        "mode": 1.0,
+        "level": 2,
+        "tags": ["a", "b"],
+        "flags": {"wifi": True},
+        "pair": [1, "a"],
+        "stop": {"name": "Bergen", "nights": 1},
+        "window": {"start": 3},
+        "stops": [{"name": "Oslo", "nights": 2.0, "pets": True}],
+    }
+    got = book.invoke(hw.ToolCall(id="ok", name="book", arguments=arguments))
+    assert got == {
+        "name": "Oslo",
+        "nights": 2,
+        "price": 3.0,
+        "pets": False,
+        "note": None,
+        "count": 0,
+        "mode": 1,
+        "level": Level.HIGH,
+        "tags": ["a", "b"],
+        "flags": {"wifi": True},
+        "pair": (1, "a"),
+        "stop": Stop("Bergen", 1),
+        "window": Window(3, 10),
+        "stops": [Stop("Oslo", 2, pets=True)],
+    }
+    assert type(got["nights"]) is int
+    assert type(got["price"]) is float
+    assert got["level"] is Level.HIGH
+
+    @hw.tool
+    def count(by_day: dict[int, str]) -> dict[int, str]:
+        return by_day
+
+    assert count.invoke(hw.ToolCall("k", "count", {"by_day": {"1": "mon"}})) == {1: "mon"}
+
+
+def test_a_value_of_the_wrong_json_kind_reaches_the_model_as_a_tool_error() -> None:
+    @hw.tool
+    def shout(text: str) -> str:
+        """Shout."""
+        return text.upper()
+
+    def model(request: hw.ModelRequest) -> Any:
+        if request.messages[-1].role == "user":
+            call = {"id": "c1", "function": {"name": "shout", "arguments": '{"text": null}'}}
+            return {"role": "assistant", "content": "", "tool_calls": [call]}
+        return request.messages[-1].text
+
+    result = hw.Agent(model, tools=[shout]).run("x")
+    assert result.status == "finished"
+    assert (
+        result.text == "Error: ToolArgumentError: argument 'text' of shout: expected str, got null"
+    )

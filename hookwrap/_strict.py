@@ -1,0 +1,202 @@
+"""Tool arguments from a model, structured strictly.
+
+A model writes a tool call's arguments as JSON. A value of the wrong kind (`null` for a
+`str`, `"false"` for a `bool`, `2.7` for an `int`, a string for a list) is a bad argument
+the model is told about, never coerced as cattrs' default converter would; a key that a
+dataclass or attrs class has no field for is refused, as an unknown argument is.
+"""
+
+from __future__ import annotations
+
+import enum
+import inspect
+import json
+import typing
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from typing import Any, Literal, cast
+
+import cattrs
+from cattrs.errors import BaseValidationError, IterableValidationError, IterableValidationNote
+from cattrs.v import format_exception, transform_error
+
+from ._convert import converter
+from ._errors import add_note
+
+__all__ = ["json_text", "strict", "why_not"]
+
+
+class _Mismatch(TypeError):
+    """A JSON value of the wrong kind for a type; the message says what was expected."""
+
+
+class _NotOneOf(_Mismatch):
+    """A value that is not among those a type allows (which the message lists)."""
+
+
+def json_text(value: Any) -> str:
+    """`value` as the model wrote it (JSON), cut short."""
+    text = json.dumps(value, default=repr, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _got(expected: str, value: Any, error: type[_Mismatch] = _Mismatch) -> _Mismatch:
+    return error(f"expected {expected}, got {json_text(value)}")
+
+
+def _strict(check: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
+    """The hook of a primitive type from `check`; its subclasses (an `IntEnum`, a `str`
+    enum), which cattrs gives the same hook, are read as themselves."""
+    plain = frozenset((str, int, float, bool))
+
+    def hook(value: Any, tp: Any) -> Any:
+        if tp in plain:
+            return check(value)
+        if issubclass(tp, enum.Enum):
+            return _strict_enum(value, tp)
+        return tp(check(value))
+
+    return hook
+
+
+def _str(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise _got("a string", value)
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise _got("true or false", value)
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():  # JSON has one kind of number
+        return int(value)
+    raise _got("an integer", value)
+
+
+def _float(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise _got("a number", value)
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Equal as JSON values: in Python `True == 1`."""
+    return bool(a == b) and isinstance(a, bool) is isinstance(b, bool)
+
+
+def _strict_literal(value: Any, tp: Any) -> Any:
+    options = typing.get_args(tp)
+    plain = [o.value if isinstance(o, enum.Enum) else o for o in options]
+    for option, json_value in zip(options, plain, strict=True):
+        if _equal(json_value, value):
+            return option
+    raise _got(f"one of {json.dumps(plain, default=repr)}", value)  # as its name says
+
+
+def _strict_enum(value: Any, tp: Any) -> Any:
+    members: list[enum.Enum] = list(tp)
+    for member in members:
+        if _equal(member.value, value):
+            return member
+    raise _got(f"one of {json.dumps([m.value for m in members], default=repr)}", value, _NotOneOf)
+
+
+_ARRAYS: dict[Any, Callable[[list[Any]], Any]] = {
+    list: list,
+    tuple: tuple,
+    set: set,
+    frozenset: frozenset,
+}
+
+
+def _strict_array(value: Any, tp: Any) -> Any:
+    """A list, tuple or set from a JSON array only: a string or an object is not read as
+    the sequence of its characters or keys."""
+    if not isinstance(value, (list, tuple)):
+        raise _got("an array", value)
+    items: list[Any] = list(cast("Iterable[Any]", value))
+    origin = typing.get_origin(tp) or tp
+    args = typing.get_args(tp)
+    if origin is tuple and args and args[-1] is not Ellipsis:
+        kinds = [] if args == ((),) else list(args)  # tuple[()] has no items
+        if len(items) != len(kinds):
+            raise _got(f"an array of {len(kinds)} items", value, _NotOneOf)
+    else:
+        kinds = [args[0] if args else Any] * len(items)
+    return _ARRAYS[origin](_each(tp, zip(range(len(items)), items, kinds, strict=True)))
+
+
+def _strict_mapping(value: Any, tp: Any) -> dict[Any, Any]:
+    """A dict from a JSON object. JSON writes every key as a string: a key of another type
+    (`dict[int, str]`) is read from it as cattrs reads it."""
+    if not isinstance(value, Mapping):
+        raise _got("an object", value)
+    args = typing.get_args(tp)
+    key_type, value_type = args if len(args) == 2 else (Any, Any)
+    pairs = list(cast("Mapping[Hashable, Any]", value).items())
+    keys = [k if key_type in (str, Any) else converter.structure(k, key_type) for k, _ in pairs]
+    return dict(zip(keys, _each(tp, ((k, v, value_type) for k, v in pairs)), strict=True))
+
+
+def _each(tp: Any, items: Iterable[tuple[Any, Any, Any]]) -> list[Any]:
+    """Each `(index, value, type)` structured, the failures gathered as cattrs gathers
+    them, so that the error message gives the path to each (`ids[2]`)."""
+    out: list[Any] = []
+    errors: list[Exception] = []
+    for index, item, kind in items:
+        try:
+            out.append(strict.structure(item, kind))
+        except Exception as exc:
+            add_note(
+                exc, IterableValidationNote(f"Structuring {tp!r} @ index {index!r}", index, kind)
+            )
+            errors.append(exc)
+    if errors:
+        raise IterableValidationError(f"While structuring {tp!r}", errors, tp)
+    return out
+
+
+def _is_literal(tp: Any) -> bool:
+    return typing.get_origin(tp) is Literal
+
+
+def _is_enum(tp: Any) -> bool:
+    return inspect.isclass(tp) and issubclass(tp, enum.Enum)
+
+
+def _is_array(tp: Any) -> bool:
+    return (typing.get_origin(tp) or tp) in _ARRAYS
+
+
+def _is_mapping(tp: Any) -> bool:
+    return (typing.get_origin(tp) or tp) in (dict, Mapping)
+
+
+strict = cattrs.Converter(forbid_extra_keys=True)
+strict.register_structure_hook(str, _strict(_str))
+strict.register_structure_hook(bool, _strict(_bool))
+strict.register_structure_hook(int, _strict(_int))
+strict.register_structure_hook(float, _strict(_float))
+strict.register_structure_hook_func(_is_literal, _strict_literal)
+strict.register_structure_hook_func(_is_enum, _strict_enum)
+strict.register_structure_hook_func(_is_array, _strict_array)
+strict.register_structure_hook_func(_is_mapping, _strict_mapping)
+
+
+def why_not(exc: BaseException, key: str) -> str:
+    """What is wrong with argument `key` beyond its type and value: the values a Literal or
+    an enum allows, the path to each bad value inside it, ..."""
+    if isinstance(exc, BaseValidationError):
+        return "; ".join(transform_error(exc, key, _format))
+    if isinstance(exc, _Mismatch) and not isinstance(exc, _NotOneOf):
+        return ""
+    return str(exc)
+
+
+def _format(exc: BaseException, tp: type | None) -> str:
+    return str(exc) if isinstance(exc, _Mismatch) else format_exception(exc, tp)
