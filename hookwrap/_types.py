@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Union, cast
 
 import attrs
@@ -160,8 +160,40 @@ def _tuple(value: Sequence[Any] | None) -> tuple[Any, ...]:
     return () if value is None else tuple(value)
 
 
+def _is_sequence(value: object) -> bool:
+    """Items, one by one: not a str (its characters), bytes or a dict (its keys)."""
+    return isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))
+
+
+def _items(what: str, value: Any, kind: tuple[type[Any], ...], hint: str = "") -> Any:
+    """`value` as a tuple of `kind` items, refusing anything else by name: a str (which
+    would become its characters), a dict, a non-sequence, an item of another type."""
+    names = " or ".join(k.__name__ for k in kind)
+    if value is None:
+        return ()
+    if not _is_sequence(value):
+        raise TypeError(f"{what} must be a sequence of {names} (got {type(value).__name__})")
+    items = tuple(value)
+    for i, item in enumerate(items):
+        if not isinstance(item, kind):
+            raise TypeError(
+                f"{what}[{i}] must be a {names} (got {type(item).__name__}: {item!r:.60}){hint}"
+            )
+    return items
+
+
 def _content(value: str | Sequence[Part]) -> str | tuple[Part, ...]:
-    return value if isinstance(value, str) else tuple(value)
+    if isinstance(value, str):
+        return value
+    if not _is_sequence(value):
+        raise TypeError(
+            "Message content must be a str or a sequence of TextPart or ImagePart "
+            f"(got {type(value).__name__})"
+        )
+    parts: tuple[Part, ...] = _items(
+        "Message content", value, (TextPart, ImagePart), "; a str is content on its own"
+    )
+    return parts
 
 
 @attrs.frozen(slots=True, weakref_slot=False)
@@ -212,6 +244,19 @@ class ToolCall(_Replace):
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
 
+ROLES = ("system", "user", "assistant", "tool")
+
+
+def _tool_calls(value: Sequence[ToolCall] | None) -> tuple[ToolCall, ...]:
+    calls: tuple[ToolCall, ...] = _items("Message tool_calls", value, (ToolCall,))
+    return calls
+
+
+def _check_role(_: object, __: attrs.Attribute[Any], value: Any) -> None:
+    if value not in ROLES:
+        raise ValueError(f"Message role must be one of {list(ROLES)} (got {value!r})")
+
+
 @attrs.frozen(slots=True, weakref_slot=False)
 class Message(_Replace):
     """One message of a conversation.
@@ -219,9 +264,9 @@ class Message(_Replace):
     `content` is a ``str`` or a tuple of parts; `.text` joins the text of the parts.
     """
 
-    role: Literal["system", "user", "assistant", "tool"]
+    role: Literal["system", "user", "assistant", "tool"] = attrs.field(validator=_check_role)
     content: str | tuple[Part, ...] = attrs.field(default="", converter=_content)
-    tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tuple)
+    tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tool_calls)
     tool_call_id: str | None = None
     name: str | None = None
 
@@ -265,6 +310,17 @@ class ToolSpec(_Replace):
     )
 
 
+def _messages(value: Sequence[Message] | None) -> tuple[Message, ...]:
+    hint = "; build messages with hw.Message(...) or hw.Message.user(...)"
+    messages: tuple[Message, ...] = _items("ModelRequest messages", value, (Message,), hint)
+    return messages
+
+
+def _tools(value: Sequence[ToolSpec] | None) -> tuple[ToolSpec, ...]:
+    tools: tuple[ToolSpec, ...] = _items("ModelRequest tools", value, (ToolSpec,))
+    return tools
+
+
 @attrs.frozen(slots=True, weakref_slot=False)
 class ModelRequest(_View):
     """A model call: messages, tools, model name, other options, whether it streams.
@@ -272,8 +328,8 @@ class ModelRequest(_View):
     `raw` is the adapter's record of the native call; hooks leave it alone.
     """
 
-    messages: tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
-    tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=_tuple)
+    messages: tuple[Message, ...] = attrs.field(default=(), converter=_messages)
+    tools: tuple[ToolSpec, ...] = attrs.field(default=(), converter=_tools)
     model: str | None = None
     options: Mapping[str, Any] = attrs.field(factory=lambda: {})
     stream: bool = False

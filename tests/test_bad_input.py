@@ -138,6 +138,41 @@ def test_a_bad_chunk_kind() -> None:
 # -- wrap time --------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: hw.Message("wizard", "x"), ValueError, "role must be one of"),
+        (lambda: hw.Message("user", 5), TypeError, "content must be a str or a sequence of"),
+        (lambda: hw.Message.user(["a", "b"]), TypeError, r"content\[0\] must be a TextPart"),
+        (lambda: hw.Message.assistant("", [{"id": "c"}]), TypeError, r"tool_calls\[0\]"),
+        (lambda: hw.ModelRequest(messages="hi"), TypeError, "messages must be a sequence"),  # type: ignore[arg-type]
+        (
+            lambda: hw.ModelRequest(messages=[{"role": "user", "content": "hi"}]),  # type: ignore[list-item]
+            TypeError,
+            r"messages\[0\] must be a Message \(got dict.*hw\.Message",
+        ),
+        (lambda: hw.ModelRequest(tools=["search"]), TypeError, r"tools\[0\] must be a ToolSpec"),  # type: ignore[list-item]
+    ],
+)
+def test_neutral_types_refuse_what_they_cannot_hold_when_made(
+    make: Callable[[], Any], error: type[Exception], message: str
+) -> None:
+    """A neutral type made with a value it cannot hold says so at once, naming the field
+    (and the item), rather than keeping a str's characters as messages or failing later."""
+    with pytest.raises(error, match=message):
+        make()
+
+
+def test_a_hook_replacing_messages_with_dicts_is_told_at_its_replace() -> None:
+    @hw.before_model
+    def add(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(messages=[{"role": "system", "content": "Be brief."}])  # type: ignore[list-item]
+
+    with pytest.raises(TypeError, match=r"messages\[0\] must be a Message") as err:
+        hw.model(answer, use=[add])("hi")
+    assert any("add" in note for note in getattr(err.value, "__notes__", []))
+
+
 def test_a_target_that_is_not_callable() -> None:
     with pytest.raises(TypeError, match=r"hw.model expects a callable \(got int: 3\)"):
         hw.model(3)  # type: ignore[call-overload]
