@@ -26,7 +26,13 @@ from typing import Any, Literal, cast
 import attrs
 
 from ._caller import ModelCaller
-from ._convert import converter, message_from, message_to_dict, tool_call_from
+from ._convert import (
+    UnparsedArguments,
+    converter,
+    message_from,
+    message_to_dict,
+    tool_call_from,
+)
 from ._engine import ToolEngine
 from ._errors import Aborted, Interrupt, add_note, check_int
 from ._hooks import Middleware
@@ -530,7 +536,9 @@ class Agent:
             "run_id": s.ctx.run_id,
             "messages": [message_to_dict(m) for m in s.messages],
             "iteration": s.iteration,
-            "turn": [{"id": c.id, "name": c.name, "arguments": dict(c.arguments)} for c in s.turn],
+            "turn": [
+                {"id": c.id, "name": c.name, "arguments": _saved(c.arguments)} for c in s.turn
+            ],
             "done": {k: {"ok": d.ok, "text": d.text} for k, d in s.done.items()},
             "state": {k: v for k, v in state.items() if _is_json(v)},
             "decisions": {k: v for k, v in s.ctx.decisions.items() if _is_json(v)},
@@ -800,6 +808,14 @@ def _unique(tools: Sequence[Tool[..., Any]]) -> None:
         if t.name in seen:
             raise ValueError(f"two tools are named {t.name!r}; tool names must be unique")
         seen.add(t.name)
+
+
+def _saved(arguments: Mapping[str, Any]) -> Any:
+    """A call's arguments as a checkpoint keeps them: the model's own text when it was no
+    JSON object, which is read back (and refused again) on resume."""
+    if isinstance(arguments, UnparsedArguments):
+        return arguments.text
+    return dict(arguments)
 
 
 def _caller(model: Any, hooks: Stack) -> ModelCaller:

@@ -16,6 +16,8 @@ import attrs
 import pytest
 
 import hookwrap as hw
+from hookwrap.middleware import ToolApproval
+from hookwrap.stores import MemoryStore
 
 Log = list[Any]
 
@@ -723,16 +725,16 @@ def test_a_ctx_parameter_receives_the_tool_calls_run_context_and_is_not_in_the_s
 # -- arguments a model got wrong: malformed JSON, values of the wrong kind --------------------
 
 
-def _one_call_model(arguments: str) -> Callable[[hw.ModelRequest], Any]:
-    """A model that calls `add` once with `arguments` (JSON text), then answers with the
-    text of the tool message it got back."""
+def _one_call_model(arguments: str, name: str = "add") -> Callable[[hw.ModelRequest], Any]:
+    """A model that calls tool `name` once with `arguments` (JSON text), then answers with
+    the text of the tool message it got back."""
 
     def model(request: hw.ModelRequest) -> Any:
         if request.messages[-1].role == "user":
             call = {
                 "id": "c1",
                 "type": "function",
-                "function": {"name": "add", "arguments": arguments},
+                "function": {"name": name, "arguments": arguments},
             }
             return {"role": "assistant", "content": "", "tool_calls": [call]}
         return request.messages[-1].text
@@ -989,3 +991,30 @@ def test_a_value_of_the_wrong_json_kind_reaches_the_model_as_a_tool_error() -> N
     assert (
         result.text == "Error: ToolArgumentError: argument 'text' of shout: expected str, got null"
     )
+
+
+def test_arguments_that_are_not_json_stay_refused_across_an_interrupt() -> None:
+    """A call whose arguments are no JSON object, paused for approval before its arguments
+    are read, and approved: the checkpoint keeps the model's text, so the resumed call is
+    still a ToolArgumentError, and the tool (whose parameters all have defaults) does not
+    run with them."""
+    ran: Log = []
+
+    @hw.tool
+    def tally(a: int = 1) -> int:
+        """Count."""
+        ran.append(a)
+        return a
+
+    agent = hw.Agent(
+        _one_call_model('{"a": ', name="tally"),
+        tools=[tally],
+        use=[ToolApproval()],
+        store=MemoryStore(),
+    )
+    paused = agent.run("go")
+    assert paused.status == "interrupted"
+    done = agent.resume(paused.run_id, decisions={"c1": True})
+    assert done.status == "finished"
+    assert done.text.startswith("Error: ToolArgumentError: the arguments of tally")
+    assert ran == []
