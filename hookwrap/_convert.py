@@ -89,8 +89,9 @@ def _json_kind(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def _arguments(value: Any) -> dict[str, Any]:
-    """Tool-call arguments: a mapping, or its JSON text (none at all reads as ``{}``)."""
+def tool_arguments(value: Any) -> dict[str, Any]:
+    """Tool-call arguments: a mapping, or its JSON text (none at all reads as ``{}``); what
+    is neither, `UnparsedArguments` keeping the text."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return {}
     mapping = _mapping(value)
@@ -116,11 +117,11 @@ def tool_call_from(item: Any) -> ToolCall:
     if data is None:
         raise TypeError(f"a tool call must be a dict or ToolCall (got {item!r})")
     source = _mapping(data.get("function")) or data
-    arguments = _arguments(source.get("arguments", source.get("args")))
+    arguments = tool_arguments(source.get("arguments", source.get("args")))
     return ToolCall(str(data.get("id", "")), str(source.get("name", "")), arguments, raw=item)
 
 
-def _arguments_text(arguments: Mapping[str, Any]) -> str:
+def arguments_text(arguments: Mapping[str, Any]) -> str:
     if isinstance(arguments, UnparsedArguments):
         return arguments.text
     return json.dumps(dict(arguments))
@@ -198,7 +199,7 @@ def message_to_dict(message: Message) -> dict[str, Any]:
             {
                 "id": c.id,
                 "type": "function",
-                "function": {"name": c.name, "arguments": _arguments_text(c.arguments)},
+                "function": {"name": c.name, "arguments": arguments_text(c.arguments)},
             }
             for c in message.tool_calls
         ]

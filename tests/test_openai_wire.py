@@ -23,6 +23,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 from pydantic import TypeAdapter
 
+import hookwrap as hw
 from hookwrap._engine import assemble
 from hookwrap._types import (
     Chunk,
@@ -175,6 +176,41 @@ def test_chat_unchanged_request_round_trips_to_the_same_dicts() -> None:
     out = CHAT.write_request(request.replace(model="gpt-5"), body)
     assert out["model"] == "gpt-5"
     assert all(a is b for a, b in zip(out["messages"], body["messages"], strict=True))
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_tool_call_arguments_that_are_no_json_object_are_read_as_refused_and_kept(
+    api: str,
+) -> None:
+    """A history whose tool call has malformed arguments (a model's slip): the call reads as
+    empty arguments that a tool refuses to run with, and a request rebuilt around it sends
+    the text as it was."""
+    wire, body = (CHAT, chat_body()) if api == "chat" else (RESP, responses_body())
+    text = '{"q": "ca'
+    for call in _calls_in(body):
+        call["arguments"] = text
+    request = wire.request(body)
+    [call] = [c for m in request.messages for c in m.tool_calls]
+    assert dict(call.arguments) == {}
+    with pytest.raises(hw.ToolArgumentError, match="must be a JSON object"):
+        hw.tool(lambda q="": q, name=call.name).invoke(call)
+    # the message of the call changed by a hook: it is written anew, the arguments as sent
+    messages = [m.replace(content="Let me look.") if m.tool_calls else m for m in request.messages]
+    out = wire.write_request(request.replace(messages=tuple(messages)), body)
+    assert [c["arguments"] for c in _calls_in(out)] == [text]
+
+
+def _calls_in(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The function-call dicts of a Chat Completions or Responses body, to read or set."""
+    found: list[dict[str, Any]] = []
+    for item in body.get("messages") or body.get("input") or []:
+        if not isinstance(item, dict):
+            continue
+        for call in item.get("tool_calls") or []:
+            found.append(call["function"])
+        if item.get("type") == "function_call":
+            found.append(item)
+    return found
 
 
 def test_chat_system_prompt_added_in_front() -> None:

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, cast
 
-from .._convert import message_to_dict
+from .._convert import arguments_text, message_to_dict, tool_arguments
 from .._types import (
     Chunk,
     ChunkKind,
@@ -83,21 +83,14 @@ def _pieces(text: str, n: int = 3) -> list[str]:
 
 
 def _args_in(raw: Any) -> dict[str, Any]:
-    """Decoded tool-call arguments; malformed JSON (a model's slip kept in a history) reads
-    as ``{}`` rather than failing the call, and the native call is written back unchanged."""
-    if isinstance(raw, Mapping):
-        return dict(cast("Mapping[str, Any]", raw))
-    if isinstance(raw, str) and raw.strip():
-        try:
-            value: Any = json.loads(raw)
-        except ValueError:
-            return {}
-        return dict(cast("Mapping[str, Any]", value)) if isinstance(value, Mapping) else {}
-    return {}
+    """Decoded tool-call arguments. Malformed JSON (a model's slip, kept in a history) does
+    not fail the call: it reads as empty arguments that keep the text, which a tool refuses
+    to run with and which go back as they came."""
+    return tool_arguments(raw)
 
 
 def _args_out(arguments: Mapping[str, Any]) -> str:
-    return json.dumps(dict(arguments))
+    return arguments_text(arguments)
 
 
 def _usage_in(data: Mapping[str, Any], inp: str, out: str) -> Usage | None:
