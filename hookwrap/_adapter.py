@@ -11,7 +11,7 @@ from ._types import Chunk, ModelRequest, ModelResponse
 __all__ = ["Adapter", "Call", "Natives", "is_stream"]
 
 # a stream's native items (an iterator, or an async one) and the chunk each stands for
-Natives = tuple[Any, Callable[[Any], Chunk]]
+Natives = tuple[Any, Callable[[Any], list[Chunk]]]
 
 
 class Call:
@@ -122,8 +122,8 @@ class Adapter:
 
     def items(self, native: Any, call: Call, is_async: bool) -> Natives | None:
         """The items of the native stream `native` to hand on as they come (a `Chunk`
-        among them goes the way of chunks), and what makes a chunk of one (for a response
-        view, made only if someone looks at it). None: the adapter offers none."""
+        among them goes the way of chunks), and what makes the chunks of one (for a
+        response view, made only if someone looks at it). None: the adapter offers none."""
         return None
 
     def native(self, response: ModelResponse, call: Call | None) -> Any:

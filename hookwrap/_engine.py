@@ -736,9 +736,11 @@ def _response_of(
     return made
 
 
-def _assembled(args: tuple[list[Any], Callable[[Any], Chunk], str | None]) -> ModelResponse:
-    items, chunk_of, model = args
-    return assemble(list(map(chunk_of, items)), model)
+def _assembled(
+    args: tuple[list[Any], Callable[[Any], list[Chunk]], str | None],
+) -> ModelResponse:
+    items, chunks_of, model = args
+    return assemble([chunk for item in items for chunk in chunks_of(item)], model)
 
 
 def _own(chunks: Any, call: Call) -> bool:

@@ -560,3 +560,31 @@ def test_stream_events_are_valid_sdk_chunks() -> None:
     assert parsed[2].usage_metadata.total_token_count == 3
     for item in events:
         assert Event(None, json.loads(item.encode().decode()[len("data: ") :])) == item
+
+
+def test_split_gives_one_object_per_thing_its_parts_hold() -> None:
+    """A run of text parts, each call, each other part; the finish reason and usage on the
+    last; the usual object (one text part, or a run of them) is not split."""
+    source = event(
+        {"text": "He"},
+        {"text": "llo"},
+        {"functionCall": {"name": "f", "args": {"x": 1}}},
+        {"functionCall": {"name": "g", "args": {}}},
+        usageMetadata=USAGE,
+    )
+    source.data["candidates"][0]["finishReason"] = "STOP"
+    parts = W.split(source)
+    assert parts is not None
+    chunks = [W.chunk(p) for p in parts]
+    assert [(c.kind, c.text if c.kind == "text" else c.tool_name) for c in chunks] == [
+        ("text", "Hello"),
+        ("tool_call_start", "f"),
+        ("tool_call_start", "g"),
+    ]
+    assert [c.finish_reason for c in chunks] == [None, None, "STOP"]
+    assert [c.usage for c in chunks] == [None, None, hw.Usage(2, 1, 3)]
+    for part in parts:
+        sdk(part.data)
+    assert W.split(event({"text": "He"}, {"text": "llo"})) is None
+    assert W.split(event({"text": "Hi"})) is None
+    assert W.chunks(source) == chunks

@@ -1101,3 +1101,38 @@ def test_law_built_streams_assemble_to_the_response(
     assert assembled.message == response.message
     assert assembled.usage == response.usage
     assert sum(c.kind == "tool_call_start" for c in chunks) == len(tool_calls)
+
+
+def test_chat_split_gives_one_event_per_thing_of_a_delta() -> None:
+    """Reasoning, text, then each tool call; the role on the first, the finish reason and
+    the usage on the last; the usual event (one text delta, or one call) is not split."""
+    delta = {
+        "role": "assistant",
+        "reasoning_content": "hm",
+        "content": "Hi",
+        "tool_calls": [
+            {"index": 0, "id": "a", "function": {"name": "f", "arguments": "{}"}},
+            {"index": 1, "id": "b", "function": {"name": "g", "arguments": "{}"}},
+        ],
+    }
+    choice = {"index": 0, "delta": delta, "finish_reason": "tool_calls", "logprobs": None}
+    usage = {"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3}
+    event = chat_chunk({}, choices=[choice], usage=usage)
+    parts = CHAT.split(event)
+    assert parts is not None
+    chunks = [CHAT.chunk(p) for p in parts]
+    assert [(c.kind, c.tool_name or c.text) for c in chunks] == [
+        ("reasoning", "hm"),
+        ("text", "Hi"),
+        ("tool_call_start", "f"),
+        ("tool_call_start", "g"),
+    ]
+    assert [p.data["choices"][0]["finish_reason"] for p in parts] == [None] * 3 + ["tool_calls"]
+    assert [p.data.get("usage") for p in parts] == [None] * 3 + [usage]
+    assert parts[0].data["choices"][0]["delta"]["role"] == "assistant"
+    assert all("role" not in p.data["choices"][0]["delta"] for p in parts[1:])
+    for part in parts:
+        ChatCompletionChunk.model_validate(part.data)
+    assert CHAT.split(chat_chunk({"content": "x"})) is None
+    assert CHAT.split(chat_chunk({"tool_calls": delta["tool_calls"][:1]})) is None
+    assert CHAT.chunks(event) == chunks

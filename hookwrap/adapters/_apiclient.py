@@ -441,18 +441,19 @@ class ApiClientAdapter(Adapter):
         assert call is not None
         ex: Exchange = call.args[2]
         chunk_of = ex.wire.chunk
+        spread = ex.wire.spread  # an event carrying several things is one chunk each
         http = native.http
         decoder = SSEDecoder()
         feed = decoder.feed
         call.made = None  # pulled: no other reading of the response now
         try:
             for data in _raw_or_decoded(http):
-                for event in feed(data):
+                for event in spread(feed(data)):
                     if ex.template is None:
                         ex.template = event
                     chunk = call.seen = chunk_of(event)
                     yield chunk
-            for event in decoder.flush():
+            for event in spread(decoder.flush()):
                 if ex.template is None:
                     ex.template = event
                 chunk = call.seen = chunk_of(event)
@@ -464,18 +465,19 @@ class ApiClientAdapter(Adapter):
         assert call is not None
         ex: Exchange = call.args[2]
         chunk_of = ex.wire.chunk
+        spread = ex.wire.spread
         http = native.http
         decoder = SSEDecoder()
         feed = decoder.feed
         call.made = None  # pulled: no other reading of the response now
         try:
             async for data in _araw_or_decoded(http):
-                for event in feed(data):
+                for event in spread(feed(data)):
                     if ex.template is None:
                         ex.template = event
                     chunk = call.seen = chunk_of(event)
                     yield chunk
-            for event in decoder.flush():
+            for event in spread(decoder.flush()):
                 if ex.template is None:
                     ex.template = event
                 chunk = call.seen = chunk_of(event)
@@ -484,7 +486,7 @@ class ApiClientAdapter(Adapter):
             await http.aclose()
 
     def items(self, native: Any, call: Call, is_async: bool) -> Natives | None:
-        return (_aevents if is_async else _events)(native.http), call.args[2].wire.chunk
+        return (_aevents if is_async else _events)(native.http), call.args[2].wire.chunks
 
     def dropped(self, chunk: Chunk, call: Call | None) -> None:
         assert call is not None

@@ -455,6 +455,9 @@ def _with_candidate(data: Mapping[str, Any], candidate: Mapping[str, Any]) -> di
     return {**data, "candidates": [candidate, *candidates[1:]]}
 
 
+_USAGE_KEYS = frozenset(("usageMetadata", "usage_metadata"))
+
+
 def _first_kind(part: Mapping[str, Any]) -> str:
     if _function_call(part) is not None:
         return "tool_call_start"
@@ -672,6 +675,41 @@ class GeminiWire(Wire):
             made: Chunk = _chunk("text", text, None, None, usage, finish, event)
             return made
         return self._chunk(event)
+
+    def split(self, event: Event) -> list[Event] | None:
+        """One object per thing its candidate's parts hold, in order: a run of text parts
+        (of thought parts), each function call, each other part. The finish reason and the
+        usage go with the last. The usual object holds one text part."""
+        data = event.data
+        try:
+            candidates = data["candidates"]
+            candidate: Mapping[str, Any] = candidates[0]
+            parts: list[Any] = candidate["content"]["parts"]
+        except (KeyError, TypeError, IndexError):
+            return None
+        if len(parts) < 2 or len(candidates) != 1 or not isinstance(data, dict):
+            return None
+        runs: list[tuple[str, list[Any]]] = []
+        for part in parts:
+            kind = _first_kind(_map(part))
+            if runs and kind in ("text", "reasoning") and runs[-1][0] == kind:
+                runs[-1][1].append(part)
+            else:
+                runs.append((kind, [part]))
+        if len(runs) < 2:
+            return None
+        ends = ("finishReason", "finish_reason")
+        out: list[Event] = []
+        for i, (_, run) in enumerate(runs):
+            last = i == len(runs) - 1
+            one = {**candidate, "content": {**candidate["content"], "parts": run}}
+            piece: dict[str, Any] = {**cast("dict[str, Any]", data), "candidates": [one]}
+            if not last:
+                one = {k: v for k, v in one.items() if k not in ends}
+                piece = {k: v for k, v in piece.items() if k not in _USAGE_KEYS}
+                piece["candidates"] = [one]
+            out.append(Event(event.event, piece))
+        return out
 
     def _chunk(self, event: Event) -> Chunk:
         data = _map(event.data)

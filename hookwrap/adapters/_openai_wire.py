@@ -640,6 +640,40 @@ class ChatCompletionsWire(Wire):
         name = "role" if delta.get("role") else "refusal" if delta.get("refusal") else "chunk"
         return Chunk("custom", name=f"openai.chat.{name}", value=data, raw=event)
 
+    def split(self, event: Event) -> list[Event] | None:
+        """One event per thing in the first choice's delta (reasoning, text, each tool
+        call), in that order; the role and other keys go with the first, the finish reason
+        and usage with the last. The usual event carries one."""
+        data = event.data
+        if _text_delta(data):
+            return None
+        data = _obj(data)
+        choices = _list(data.get("choices")) if data is not None else []
+        if data is None or len(choices) != 1:
+            return None
+        choice = _obj(choices[0]) or {}
+        delta = _obj(choice.get("delta")) or {}
+        pieces: list[_J] = [{k: delta[k]} for k in _REASONING_KEYS if _str(delta.get(k))]
+        if delta.get("content"):
+            pieces.append({"content": delta["content"]})
+        pieces += [{"tool_calls": [call]} for call in _list(delta.get("tool_calls"))]
+        if len(pieces) < 2:
+            return None
+        rest = {k: v for k, v in delta.items() if k not in _DELTA_KEYS}
+        out: list[Event] = []
+        for i, piece in enumerate(pieces):
+            last = i == len(pieces) - 1
+            one = {**choice, "delta": {**(rest if i == 0 else {}), **piece}}
+            if not last:
+                one["finish_reason"] = None
+            if "content" not in piece and one.get("logprobs") is not None:
+                one["logprobs"] = None  # they describe the text
+            part = {**data, "choices": [one]}
+            if not last and part.get("usage") is not None:
+                part["usage"] = None
+            out.append(Event(event.event, part))
+        return out
+
     def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:
         raw = chunk.raw if isinstance(chunk.raw, Event) else None
         kind = chunk.kind

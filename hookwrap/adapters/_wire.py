@@ -263,8 +263,34 @@ class Wire:
 
     def chunk(self, event: Event) -> Chunk:
         """Exactly one neutral chunk per event (`custom` for events with nothing neutral in
-        them, named after the event); `raw` set to `event`."""
+        them, named after the event); `raw` set to `event`. An event carrying several
+        things is first `split`."""
         raise NotImplementedError
+
+    def split(self, event: Event) -> list[Event] | None:
+        """The events of one thing each that `event` stands for, when it carries several
+        (text and tool calls in one delta, as some servers send them); None for the usual
+        event. Each is then a chunk of its own, and the caller gets them one by one."""
+        return None
+
+    def spread(self, events: list[Event]) -> list[Event]:
+        """`events`, each that carries several things `split` (the list itself when none
+        does)."""
+        out: list[Event] | None = None
+        split = self.split
+        for i, event in enumerate(events):
+            parts = split(event)
+            if parts is not None:
+                if out is None:
+                    out = events[:i]
+                out += parts
+            elif out is not None:
+                out.append(event)
+        return events if out is None else out
+
+    def chunks(self, event: Event) -> list[Chunk]:
+        """The chunks of `event`: one, or one per thing it carries."""
+        return [self.chunk(part) for part in self.split(event) or (event,)]
 
     def write_chunk(self, chunk: Chunk, template: Event | None) -> list[Event]:
         """The events carrying a changed or new chunk; `template` is the stream's first

@@ -422,7 +422,10 @@ class FunctionAdapter(Adapter):
         def chunk(item: Any) -> Chunk:
             return self.chunk_of(item, call)
 
-        return (_aitems if is_async else _items)(native, chunk), self.chunk
+        return (_aitems if is_async else _items)(native, chunk), self._chunks
+
+    def _chunks(self, item: Any) -> list[Chunk]:
+        return [self.chunk(item)]
 
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         """`chunk` in the form the stream's items came in: a new chunk (a hook's) in the

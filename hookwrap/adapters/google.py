@@ -119,9 +119,8 @@ async def _aresponses(native: Any) -> AsyncIterator[Any]:
             await aclose() if aclose is not None else stream.close()
 
 
-def _chunk_of(http: Any) -> Chunk:
-    made: Chunk = _WIRE.chunk(_Sent(http))
-    return made
+def _chunks_of(http: Any) -> list[Chunk]:
+    return _WIRE.chunks(_Sent(http))
 
 
 def _stream_of(gen: Any) -> Any:
@@ -199,8 +198,10 @@ class GeminiAdapter(Adapter):
         call.made = None  # pulled: no other reading of the stream now
         chunk = _WIRE.chunk
         for http in _responses(native):
-            made = call.seen = chunk(self._seen(http, ex))
-            yield made
+            event = self._seen(http, ex)
+            for one in _WIRE.split(event) or (event,):  # one chunk per thing it holds
+                made = call.seen = chunk(one)
+                yield made
 
     async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         assert call is not None
@@ -208,12 +209,14 @@ class GeminiAdapter(Adapter):
         call.made = None  # pulled: no other reading of the stream now
         chunk = _WIRE.chunk
         async for http in _aresponses(native):
-            made = call.seen = chunk(self._seen(http, ex))
-            yield made
+            event = self._seen(http, ex)
+            for one in _WIRE.split(event) or (event,):
+                made = call.seen = chunk(one)
+                yield made
 
     def items(self, native: Any, call: Call, is_async: bool) -> Natives | None:
         call.args[4].bare = True  # the SDK's own objects go back as they came
-        return (_aresponses if is_async else _responses)(native), _chunk_of
+        return (_aresponses if is_async else _responses)(native), _chunks_of
 
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         assert call is not None
