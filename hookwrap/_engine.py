@@ -222,12 +222,14 @@ class ModelEngine(_Shared):
         "raw_direct",
         "unseen",
         "usage",
+        "what",
     )
 
     def __init__(self, adapter: Adapter, chain: Chain, is_async: bool, what: str) -> None:
         super().__init__(chain, is_async)
         chain = self.chain
         check_shape(chain, MODEL_KINDS, is_async, what)
+        self.what = what
         self.adapter = adapter
         self.before = chain["before_model"]
         self.after = chain["after_model"]
@@ -276,6 +278,8 @@ class ModelEngine(_Shared):
             native = adapter.invoke(request)
             call = request.raw
             if is_stream(native):
+                if not hasattr(native.__class__, "__next__"):
+                    raise self._other_shape(native, "a plain `def`", "an `async def`")
                 chunks = adapter.chunks(native, call)
                 _made(call, chunks, native)
                 if not (self.raw_direct or adapter.notes_chunks) and isinstance(call, Call):
@@ -294,6 +298,8 @@ class ModelEngine(_Shared):
                 native = await native
             call = request.raw
             if is_stream(native):
+                if not hasattr(native.__class__, "__anext__"):
+                    raise self._other_shape(native, "an `async def`", "a plain `def`")
                 chunks = adapter.achunks(native, call)
                 _made(call, chunks, native)
                 if not (self.raw_direct or adapter.notes_chunks) and isinstance(call, Call):
@@ -303,6 +309,16 @@ class ModelEngine(_Shared):
         except BaseException as exc:
             mark_seen(exc)
             raise
+
+    def _other_shape(self, stream: Any, this: str, other: str) -> TypeError:
+        """A stream of the other shape than the target's: it goes back as the same kind of
+        object only if the target says what it is."""
+        kind = "an async" if hasattr(stream.__class__, "__anext__") else "a sync"
+        return TypeError(
+            f"{self.what} is {this} but returned {kind} iterator "
+            f"({type(stream).__name__}); hooks run in the target's own shape, so make it "
+            f"{other} (a generator function of that kind streams too)"
+        )
 
     def _answer(self, value: Any, by: Hook | None) -> ModelResponse:
         """A `Respond`ed value as a response; a value with no such form names its hook."""

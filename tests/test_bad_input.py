@@ -173,6 +173,30 @@ def test_a_hook_replacing_messages_with_dicts_is_told_at_its_replace() -> None:
     assert any("add" in note for note in getattr(err.value, "__notes__", []))
 
 
+def test_a_target_returning_a_stream_of_the_other_shape_is_told_so() -> None:
+    """An `async def` returning a sync iterator, or a `def` returning an async one: the
+    stream cannot go back as the same kind of object through hooks of the target's shape,
+    so the call says which shape to give the target."""
+
+    @hw.before_model
+    def look(request: hw.ModelRequest) -> None:
+        return None
+
+    async def pieces(prompt: str) -> AsyncIterator[str]:
+        yield prompt
+
+    async def returns_sync(prompt: str) -> Any:
+        return iter([prompt])
+
+    def returns_async(prompt: str) -> Any:
+        return pieces(prompt)
+
+    with pytest.raises(TypeError, match=r"is an `async def` but returned a sync iterator"):
+        asyncio.run(hw.model(returns_sync, use=[look])("hi"))
+    with pytest.raises(TypeError, match=r"is a plain `def` but returned an async iterator"):
+        hw.model(returns_async, use=[look])("hi")
+
+
 def test_a_target_that_is_not_callable() -> None:
     with pytest.raises(TypeError, match=r"hw.model expects a callable \(got int: 3\)"):
         hw.model(3)  # type: ignore[call-overload]
