@@ -40,11 +40,11 @@ def _is_tool(target: Any) -> bool:
     return isinstance(getattr(target, "_self_engine", None), ToolEngine)
 
 
-def _layers(target: Any) -> list[Chain]:
+def layers(target: Any) -> list[Chain]:
     """Chains from the outermost wrapper in."""
-    layers = getattr(target, "_self_layers", None)  # an SDK client keeps its layers together
-    if isinstance(layers, tuple) and layers:
-        found: tuple[Any, ...] = layers  # pyright: ignore[reportUnknownVariableType]
+    kept = getattr(target, "_self_layers", None)  # an SDK client keeps its layers together
+    if isinstance(kept, tuple) and kept:
+        found: tuple[Any, ...] = kept  # pyright: ignore[reportUnknownVariableType]
         return [layer.chain for layer in reversed(found)]
     chains: list[Chain] = []
     seen = target
@@ -96,7 +96,7 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
 
     Columns: stage, step, hook, priority, origin (and layer, when wrapped more than once).
     """
-    chains = _layers(target)
+    chains = layers(target)
     if not chains:
         raise TypeError(f"hw.explain expects a target wrapped by hookwrap (got {target!r})")
     # a middleware may carry hooks for stages this target never has: those are not shown

@@ -12,6 +12,7 @@ import wrapt
 from typing_extensions import ParamSpec
 
 from ._engine import ModelEngine, ToolEngine
+from ._explain import layers
 from ._hooks import describe
 from ._stack import Chain, Hook, flatten
 from ._tool import ToolBinding
@@ -169,6 +170,13 @@ class Tool(_Proxy, Generic[P, R]):
         return engine.run(call)
 
 
+def _fresh(target: Any, hooks: list[Hook]) -> list[Hook]:
+    """`hooks` but those `target` has already, when it is wrapped: wrapping again with the
+    same hook (the same stack twice, say) does not run it twice."""
+    found = [hook for chain in layers(target) for hook in chain.hooks]
+    return [hook for hook in hooks if hook not in found] if found else hooks
+
+
 def _check_target(fn: Any, what: str) -> None:
     if not callable(fn):
         raise TypeError(f"{what} expects a callable (got {type(fn).__name__}: {fn!r})")
@@ -187,10 +195,11 @@ def model(fn: Any = None, /, *, use: Use = ()) -> Any:
 
     def apply(target: Callable[P, R]) -> Callable[P, R]:
         _check_target(target, "hw.model")
-        member = _sdk_member(target, Chain(hooks))
+        fresh = _fresh(target, hooks)
+        member = _sdk_member(target, Chain(fresh))
         if member is not None:
             return cast("Callable[P, R]", member)
-        return cast("Callable[P, R]", Wrapped(target, hooks))
+        return cast("Callable[P, R]", Wrapped(target, fresh))
 
     return apply if fn is None else apply(fn)
 
@@ -216,7 +225,8 @@ def tool(
         _check_target(target, "hw.tool")
         if isinstance(target, Tool):
             inner = cast("Tool[P, R]", target)
-            return Tool(inner, hooks, name or inner.name, description or inner.spec.description)
+            fresh = _fresh(inner, hooks)
+            return Tool(inner, fresh, name or inner.name, description or inner.spec.description)
         return Tool(target, hooks, name, description)
 
     return apply if fn is None else apply(fn)
@@ -288,8 +298,8 @@ def wrap(target: T, /, *, use: Use = ()) -> T:
         return cast("T", tool(cast("Tool[..., Any]", target), use=use))
     adapter = _client_adapter(target)
     if adapter is not None:
-        return cast("T", adapter.wrap(target, Chain(flatten(use))))
-    member = _sdk_member(target, Chain(flatten(use)))
+        return cast("T", adapter.wrap(target, Chain(_fresh(target, flatten(use)))))
+    member = _sdk_member(target, Chain(_fresh(target, flatten(use))))
     if member is not None:
         return cast("T", member)
     if not callable(target):

@@ -13,6 +13,7 @@ import pytest
 
 import hookwrap as hw
 from hookwrap._hooks import async_twin
+from hookwrap.testing import FakeProvider
 
 Log = list[str]
 OnCall = Callable[[str], None]
@@ -772,6 +773,55 @@ def test_wrapping_twice_runs_the_outer_stack_outside_the_inner_once_in_one_run(
     finishes = [at("a:finish"), at("b:finish")]
     assert min(finishes) > max(at(e) for e in log if not e.endswith(":finish"))
     assert len(set(run_ids)) == 1
+
+
+@pytest.mark.parametrize("how", ["function", "tool", "client", "method"])
+def test_wrapping_again_with_the_same_stack_runs_its_hooks_once(how: str) -> None:
+    """Wrapping a wrapped target again with a stack whose hooks it has already (the same
+    stack twice, by accident) adds only the hooks it lacks: each runs once."""
+    log: Log = []
+
+    @hw.before_model
+    def counted(request: hw.ModelRequest) -> None:
+        log.append("counted")
+
+    @hw.before_model
+    def other(request: hw.ModelRequest) -> None:
+        log.append("other")
+
+    @hw.before_tool
+    def checked(call: hw.ToolCall) -> None:
+        log.append("counted")
+
+    @hw.before_tool
+    def other_tool(call: hw.ToolCall) -> None:
+        log.append("other")
+
+    if how == "tool":
+        stack = hw.Stack(checked)
+
+        def add(a: int) -> int:
+            return a
+
+        twice = hw.wrap(hw.tool(add, use=stack), use=[stack, other_tool])
+        assert twice(1) == 1
+    elif how == "function":
+        stack = hw.Stack(counted)
+
+        def llm(prompt: str) -> str:
+            return ANSWER
+
+        twice = hw.wrap(hw.model(llm, use=stack), use=[stack, other])
+        assert twice("hi") == ANSWER
+    else:
+        pytest.importorskip("openai")
+        stack = hw.Stack(counted)
+        client = FakeProvider(["fine"]).openai()
+        inner = hw.wrap(client if how == "client" else client.chat.completions.create, use=stack)
+        twice = hw.wrap(inner, use=[stack, other])
+        create = twice.chat.completions.create if how == "client" else twice
+        create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert log == ["other", "counted"]
 
 
 # -- methods --------------------------------------------------------------------------------
