@@ -466,6 +466,8 @@ def test_the_limits_accept_ints_floats_and_their_edges() -> None:
         (lambda: CallLimit(model_calls=-1), ValueError, r"CallLimit\(model_calls=...\) expects"),
         (lambda: CallLimit(tool_calls=1.5), TypeError, r"CallLimit\(tool_calls=...\) expects"),
         (lambda: ToolCache(ttl=-1), ValueError, r"ToolCache\(ttl=...\)"),
+        (lambda: ToolCache(ttl=10**400), ValueError, r"ToolCache\(ttl=...\)"),
+        (lambda: Timeout(model=10**400), ValueError, r"Timeout\(model=...\) must be"),
         (lambda: ToolCache(ttl="1"), TypeError, r"ToolCache\(ttl=...\)"),
         (lambda: ToolCache(max_size=0), ValueError, r"ToolCache\(max_size=...\) expects"),
         (

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import math
 import queue
 import sys
 import threading
@@ -15,6 +14,7 @@ from typing import Any
 from .._adapter import is_stream
 from .._hooks import Middleware, async_twin, wrap_model, wrap_tool
 from .._types import Chunk, ModelRequest, ToolCall
+from ..stores._base import finite
 
 __all__ = ["Timeout"]
 
@@ -31,7 +31,7 @@ def _seconds(name: str, value: object) -> float | None:
             f"Timeout({name}=...) must be a number of seconds or None "
             f"(got {value!r}, a {type(value).__name__})"
         )
-    if not math.isfinite(value) or value <= 0:
+    if not finite(value) or value <= 0:
         raise ValueError(
             f"Timeout({name}=...) must be a finite number of seconds above 0, or None for "
             f"no limit (got {value!r})"

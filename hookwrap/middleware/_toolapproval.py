@@ -26,6 +26,8 @@ def _names(value: object) -> frozenset[str]:
             names.add(cast("Tool[..., Any]", item).name)
         elif isinstance(item, str) and item:
             names.add(item)
+        elif isinstance(item, str):
+            raise ValueError("ToolApproval(allowed_tools=...) got an empty tool name")
         else:
             raise TypeError(
                 "ToolApproval(allowed_tools=...) expects tool names or tools "

@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from typing_extensions import Self
 
-__all__ = ["Closing", "Store", "check_key", "check_ttl", "dump"]
+__all__ = ["Closing", "Store", "check_key", "check_ttl", "dump", "finite"]
 
 
 class Closing:
@@ -78,6 +78,14 @@ def check_key(key: object) -> str:
     return key
 
 
+def finite(number: float) -> bool:
+    """Whether `number` is finite as a float (an int past the largest float is not)."""
+    try:
+        return math.isfinite(number)
+    except OverflowError:
+        return False
+
+
 def check_ttl(ttl: object) -> float | None:
     """`ttl` as seconds: `None` or a finite number above 0."""
     if ttl is None:
@@ -86,7 +94,7 @@ def check_ttl(ttl: object) -> float | None:
         raise TypeError(
             f"ttl must be a number of seconds or None (got {type(ttl).__name__}: {ttl!r})"
         )
-    if not math.isfinite(ttl) or ttl <= 0:
+    if not finite(ttl) or ttl <= 0:
         raise ValueError(f"ttl must be a finite number of seconds above 0, or None (got {ttl!r})")
     return float(ttl)
 
