@@ -35,6 +35,7 @@ from ._convert import (
 )
 from ._engine import ToolEngine
 from ._errors import Aborted, Interrupt, add_note, check_int
+from ._explain import layers
 from ._hooks import Middleware
 from ._run import (
     RunContext,
@@ -184,8 +185,10 @@ class _Runner:
         engine: ToolEngine = tool._self_engine  # pyright: ignore[reportPrivateUsage]
         self.is_async = engine.is_async
         self.engine: ToolEngine | None = None
-        if hooks is not None:
-            self.engine = ToolEngine(self, Chain(hooks.hooks), self.is_async, tool.name)
+        # a hook the tool has already runs once, where it is (as when wrapping again)
+        fresh = [hook for hook in hooks.hooks if hook not in _tool_hooks(tool)] if hooks else []
+        if fresh:
+            self.engine = ToolEngine(self, Chain(fresh), self.is_async, tool.name)
 
     def invoke(self, call: ToolCall) -> Any:
         """What the agent's onion calls: the tool's own `invoke` (keeps `call.id`)."""
@@ -198,6 +201,11 @@ class _Runner:
         if self.engine is not None:
             return await self.engine.arun(call)
         return await self.tool.ainvoke(call)
+
+
+def _tool_hooks(tool: Tool[..., Any]) -> list[Hook]:
+    """Every hook a tool has, in all its layers."""
+    return [hook for chain in layers(tool) for hook in chain.hooks]
 
 
 def _stack(hooks: Sequence[Hook]) -> Stack:

@@ -49,7 +49,12 @@ _PORTABLE = {
     "stop": ("stop", "stop_sequences", "stopSequences"),
 }
 _SPELLING = {
-    "openai.chat": {"temperature": "temperature", "top_p": "top_p", "max_tokens": "max_tokens"},
+    "openai.chat": {
+        "temperature": "temperature",
+        "top_p": "top_p",
+        "max_tokens": "max_tokens",
+        "stop": "stop",
+    },
     "openai.responses": {
         "temperature": "temperature",
         "top_p": "top_p",

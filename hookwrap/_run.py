@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from contextvars import ContextVar, Token
-from typing import Any, Generic, Literal
+from typing import Any, Generic, Literal, NoReturn
 
 from typing_extensions import TypeVar
 
@@ -23,6 +23,7 @@ __all__ = ["RunContext", "State", "current", "run"]
 log = logging.getLogger("hookwrap")
 
 T = TypeVar("T", default=Any)
+C = TypeVar("C", covariant=True, default=Any)  # a run's context: read, never set
 
 Phase = Literal[
     "init",
@@ -167,7 +168,7 @@ class RunState:
         return fresh
 
 
-class RunContext(Generic[T]):
+class RunContext(Generic[C]):
     """The run as a hook sees it (from `hw.current()` or a `ctx` parameter).
 
     Run-wide: `run_id`, `state`, `context`, `iteration`, `decisions`, `is_one_call`. Per
@@ -203,7 +204,7 @@ class RunContext(Generic[T]):
         return self.run.state
 
     @property
-    def context(self) -> T:
+    def context(self) -> C:
         return self.run.context  # type: ignore[no-any-return]
 
     @property
@@ -241,7 +242,7 @@ class RunContext(Generic[T]):
 
     # -- actions --------------------------------------------------------------------------
 
-    def abort(self, reason: str = "aborted") -> None:
+    def abort(self, reason: str = "aborted") -> NoReturn:
         """End the run now: raises `hw.Aborted(reason)`."""
         raise Aborted(reason)
 
@@ -259,7 +260,7 @@ class RunContext(Generic[T]):
             raise TypeError(f"ctx.emit() takes a str name (got {name!r})")
         self.run.events.append((name, value))
 
-    def _child(self, phase: Phase) -> RunContext[T]:
+    def _child(self, phase: Phase) -> RunContext[C]:
         return RunContext(self.run, phase)
 
     def __repr__(self) -> str:

@@ -23,6 +23,7 @@ __all__ = ["Tool", "Wrapped", "model", "tool", "wrap"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+F = TypeVar("F", bound=Callable[..., Any])
 Use = Any
 
 
@@ -182,10 +183,11 @@ def _check_target(fn: Any, what: str) -> None:
         raise TypeError(f"{what} expects a callable (got {type(fn).__name__}: {fn!r})")
 
 
+# `F` -> `F` rather than `Callable[P, R]`: an overloaded SDK method keeps every overload
 @overload
-def model(fn: Callable[P, R], /, *, use: Use = ()) -> Callable[P, R]: ...
+def model(fn: F, /, *, use: Use = ()) -> F: ...
 @overload
-def model(*, use: Use = ()) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+def model(*, use: Use = ()) -> Callable[[F], F]: ...
 def model(fn: Any = None, /, *, use: Use = ()) -> Any:
     """Wrap a model callable (a function, an SDK method) with the hooks in `use`.
 
@@ -193,13 +195,13 @@ def model(fn: Any = None, /, *, use: Use = ()) -> Any:
     """
     hooks = flatten(use)
 
-    def apply(target: Callable[P, R]) -> Callable[P, R]:
+    def apply(target: Any) -> Any:
         _check_target(target, "hw.model")
         fresh = _fresh(target, hooks)
         member = _sdk_member(target, Chain(fresh))
         if member is not None:
-            return cast("Callable[P, R]", member)
-        return cast("Callable[P, R]", Wrapped(target, fresh))
+            return member
+        return Wrapped(target, fresh)
 
     return apply if fn is None else apply(fn)
 

@@ -705,6 +705,30 @@ def test_leaving_a_stream_early_ends_the_run_as_closed() -> None:
     assert len(model.requests) == 1
 
 
+def test_a_tool_hook_the_tool_has_already_runs_once() -> None:
+    """The agent's tool hooks go outside the tool's own; one the tool has already is not
+    added again (as when wrapping again): it runs once per call."""
+    seen: list[str] = []
+
+    @hw.wrap_tool
+    def counted(call: hw.ToolCall, call_next: Any) -> Any:
+        seen.append(call.name)
+        return call_next(call)
+
+    @hw.tool(use=[counted])
+    def weather(city: str) -> str:
+        """The weather."""
+        return "sunny"
+
+    def model(request: hw.ModelRequest) -> Any:
+        if request.messages[-1].role == "user":
+            return hw.Message.assistant("", [hw.ToolCall("c1", "weather", {"city": "Oslo"})])
+        return request.messages[-1].text
+
+    assert Agent(model, tools=[weather], use=[counted]).run("hi").text == "sunny"
+    assert seen == ["weather"]
+
+
 # -- real SDK clients against the fake provider ---------------------------------------------------
 
 

@@ -224,6 +224,25 @@ def test_openai_falls_back_to_anthropic_and_the_caller_still_gets_an_openai_obje
     assert sent["max_tokens"] > 0
 
 
+def test_stop_sequences_are_carried_in_each_providers_spelling() -> None:
+    """An Anthropic caller's `stop_sequences` reach an OpenAI Chat Completions alternative as
+    `stop`, and an OpenAI caller's `stop` reach Anthropic as `stop_sequences`."""
+    pytest.importorskip("openai")
+    pytest.importorskip("anthropic")
+    primary, other = FakeProvider(["never"]), FakeProvider(["ok"])
+    primary.fail(500)
+    gpt = (other.openai(max_retries=0), "gpt-test")
+    client = hw.wrap(primary.anthropic(max_retries=0), use=[Fallback(models=[gpt])])
+    client.messages.create(model="claude", max_tokens=77, stop_sequences=["END"], messages=USER)
+    assert other.requests[0].body["stop"] == ["END"]
+    primary, other = FakeProvider(["never"]), FakeProvider(["ok"])
+    primary.fail(500)
+    claude = (other.anthropic(max_retries=0), "claude-test")
+    client2 = hw.wrap(primary.openai(max_retries=0), use=[Fallback(models=[claude])])
+    client2.chat.completions.create(model="gpt", messages=USER, stop=["END"])
+    assert other.requests[0].body["stop_sequences"] == ["END"]
+
+
 def anthropic_falling_back_to_gemini(reply: str) -> tuple[Any, FakeProvider]:
     """An async Anthropic client whose model is down, and Gemini's provider behind it."""
     pytest.importorskip("google.genai")

@@ -302,6 +302,10 @@ class FakeProvider:
     def openai(
         self, async_: Literal[True], *, max_retries: int = 2, url: str | None = None
     ) -> openai.AsyncOpenAI: ...
+    @overload
+    def openai(
+        self, async_: bool, *, max_retries: int = 2, url: str | None = None
+    ) -> openai.OpenAI | openai.AsyncOpenAI: ...
     def openai(
         self, async_: bool = False, *, max_retries: int = 2, url: str | None = None
     ) -> openai.OpenAI | openai.AsyncOpenAI:
@@ -328,6 +332,10 @@ class FakeProvider:
     def anthropic(
         self, async_: Literal[True], *, max_retries: int = 2, url: str | None = None
     ) -> anthropic.AsyncAnthropic: ...
+    @overload
+    def anthropic(
+        self, async_: bool, *, max_retries: int = 2, url: str | None = None
+    ) -> anthropic.Anthropic | anthropic.AsyncAnthropic: ...
     def anthropic(
         self, async_: bool = False, *, max_retries: int = 2, url: str | None = None
     ) -> anthropic.Anthropic | anthropic.AsyncAnthropic:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from typing_extensions import assert_type
 
@@ -67,3 +68,48 @@ def clients() -> None:
     assert_type(hw.wrap(Anthropic(api_key="k"), use=[add_system]), Anthropic)
     hw.patch("openai", use=[add_system])
     hw.unpatch()
+
+
+def limit(call: hw.ToolCall, ctx: hw.RunContext[Any]) -> hw.ToolCall:
+    """`ctx.abort` never returns: a checker sees every path of this hook return."""
+    if call.name != "rm":
+        return call
+    ctx.abort("rm is not allowed")
+
+
+class Base:
+    pass
+
+
+class Derived(Base):
+    pass
+
+
+def needs(run: hw.RunContext[Base]) -> None:
+    """A run's context is read only: a run of a narrower context serves where a wider is
+    asked for."""
+
+
+with hw.run(context=Derived()) as derived_run:
+    needs(derived_run)
+
+
+def overloads() -> None:
+    """`hw.model` of an overloaded SDK method keeps each overload."""
+    from openai import OpenAI, Stream
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    create = hw.model(OpenAI(api_key="k").chat.completions.create, use=[add_system])
+    assert_type(create(model="m", messages=[]), ChatCompletion)
+    assert_type(create(model="m", messages=[], stream=True), Stream[ChatCompletionChunk])
+
+
+def fakes(is_async: bool) -> None:
+    """A fake provider's client for a flag known only at run time is either kind."""
+    from anthropic import Anthropic, AsyncAnthropic
+    from openai import AsyncOpenAI, OpenAI
+
+    from hookwrap.testing import FakeProvider
+
+    assert_type(FakeProvider().openai(is_async), OpenAI | AsyncOpenAI)
+    assert_type(FakeProvider().anthropic(is_async), Anthropic | AsyncAnthropic)
