@@ -243,6 +243,41 @@ def test_stop_sequences_are_carried_in_each_providers_spelling() -> None:
     assert other.requests[0].body["stop_sequences"] == ["END"]
 
 
+@pytest.mark.parametrize("caller", ["anthropic", "genai"])
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_the_finish_reason_comes_back_in_the_callers_own_words(caller: str, streamed: bool) -> None:
+    """An answer from another provider ends in the caller's own words: `end_turn` /
+    `tool_use` for Anthropic, `STOP` for Gemini (not OpenAI's `stop` / `tool_calls`)."""
+    pytest.importorskip("openai")
+    pytest.importorskip("google.genai" if caller == "genai" else "anthropic")
+    answer = hw.Message.assistant("", [hw.ToolCall("call_1", "lookup", {"q": "x"})])
+    primary, other = FakeProvider(["never"]), FakeProvider([answer])
+    primary.fail(500)
+    gpt = (other.openai(max_retries=0), "gpt-test")
+    fallback = Fallback(models=[gpt])
+    if caller == "anthropic":
+        client = hw.wrap(primary.anthropic(max_retries=0), use=[fallback])
+        ask = {"model": "claude", "max_tokens": 50, "messages": USER}
+        if streamed:
+            with client.messages.stream(**ask) as stream:
+                reason = stream.get_final_message().stop_reason
+        else:
+            reason = client.messages.create(**ask).stop_reason
+        assert reason == "tool_use"
+        return
+    gemini = hw.wrap(primary.genai(max_retries=0), use=[fallback])
+    if streamed:
+        items = list(gemini.models.generate_content_stream(model="g", contents="hi"))
+        reasons = [
+            c[0].finish_reason for c in (i.candidates for i in items) if c and c[0].finish_reason
+        ]
+    else:
+        reasons = [
+            gemini.models.generate_content(model="g", contents="hi").candidates[0].finish_reason
+        ]
+    assert [str(getattr(r, "value", r)) for r in reasons] == ["STOP"]
+
+
 def anthropic_falling_back_to_gemini(reply: str) -> tuple[Any, FakeProvider]:
     """An async Anthropic client whose model is down, and Gemini's provider behind it."""
     pytest.importorskip("google.genai")

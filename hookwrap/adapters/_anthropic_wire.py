@@ -33,7 +33,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import NOTE, Event, Framer, Made, Wire, highest, json_int
+from ._wire import NOTE, Event, Framer, Made, Wire, finish_in, highest, json_int
 
 __all__ = ["MessagesWire"]
 
@@ -653,6 +653,19 @@ class _Framer(Framer):
 _custom_chunk = maker(Chunk, "kind", "name", "value", "raw")
 
 
+_STOP_WORDS = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "content_filter": "refusal",
+}
+
+
+def _stop_reason(reason: str | None) -> str | None:
+    """A finish reason in Anthropic's words (one from another provider mapped)."""
+    return finish_in(reason, _STOP_WORDS)
+
+
 class MessagesWire(Wire):
     """The Messages API.
 
@@ -776,7 +789,7 @@ class MessagesWire(Wire):
                 "role": "assistant",
                 "model": response.model or "",
                 "content": _merge((), texts, message.tool_calls),
-                "stop_reason": response.finish_reason
+                "stop_reason": _stop_reason(response.finish_reason)
                 or ("tool_use" if message.tool_calls else "end_turn"),
                 "stop_sequence": None,
                 "usage": {
@@ -797,7 +810,7 @@ class MessagesWire(Wire):
             counts = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
             out["usage"] = {**_map(data.get("usage")), **counts}
         if response.finish_reason is not None and response.finish_reason != old.finish_reason:
-            out["stop_reason"] = response.finish_reason
+            out["stop_reason"] = _stop_reason(response.finish_reason)
         if response.model is not None and response.model != old.model:
             out["model"] = response.model
         return out
@@ -909,9 +922,10 @@ class MessagesWire(Wire):
             return [_made("content_block_stop", _index(chunk, template))]
         usage = chunk.usage
         if kind == "finish":
-            delta = {"stop_reason": chunk.finish_reason, "stop_sequence": None}
+            reason = _stop_reason(chunk.finish_reason)
+            delta = {"stop_reason": reason, "stop_sequence": None}
             if etype == "message_delta":
-                delta = {**_map(data.get("delta")), "stop_reason": chunk.finish_reason}
+                delta = {**_map(data.get("delta")), "stop_reason": reason}
             counts: dict[str, Any] = dict(_map(data.get("usage")))
             if usage is not None:
                 counts["output_tokens"] = usage.output_tokens

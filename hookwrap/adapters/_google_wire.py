@@ -55,7 +55,7 @@ from .._types import (
     new_text_part,
     new_usage,
 )
-from ._wire import Event, Wire
+from ._wire import Event, Wire, finish_in
 
 __all__ = ["SYNTHETIC_ID", "GeminiWire", "call_id", "model_of", "with_model"]
 
@@ -470,6 +470,20 @@ def _part_name(part: Mapping[str, Any]) -> str:
     return next((k for k in part if k not in _PART_EXTRAS), "part")
 
 
+# Gemini ends a turn that calls functions with STOP too
+_FINISH_WORDS = {
+    "stop": "STOP",
+    "length": "MAX_TOKENS",
+    "tool_calls": "STOP",
+    "content_filter": "SAFETY",
+}
+
+
+def _finish_reason(reason: str | None) -> str | None:
+    """A finish reason in Gemini's words (one from another provider mapped)."""
+    return finish_in(reason, _FINISH_WORDS)
+
+
 class GeminiWire(Wire):
     """The Gemini API's `generateContent` JSON (see the module docstring for the rules)."""
 
@@ -614,7 +628,7 @@ class GeminiWire(Wire):
                             "role": "model",
                             "parts": _response_parts(response.message, []),
                         },
-                        "finishReason": response.finish_reason or "STOP",
+                        "finishReason": _finish_reason(response.finish_reason) or "STOP",
                         "index": 0,
                     }
                 ]
@@ -633,7 +647,7 @@ class GeminiWire(Wire):
             candidate["content"] = {"role": "model", **content, "parts": parts}
         if response.finish_reason != view.finish_reason:
             candidate.pop("finish_reason", None)
-            candidate["finishReason"] = response.finish_reason
+            candidate["finishReason"] = _finish_reason(response.finish_reason)
             if response.finish_reason is None:
                 del candidate["finishReason"]
         out = _with_candidate(out, candidate)
@@ -806,7 +820,7 @@ class GeminiWire(Wire):
                 del parts[0]
         if chunk.finish_reason != own.finish_reason:
             candidate.pop("finish_reason", None)
-            candidate["finishReason"] = chunk.finish_reason
+            candidate["finishReason"] = _finish_reason(chunk.finish_reason)
             if chunk.finish_reason is None:
                 del candidate["finishReason"]
         if chunk.usage != own.usage:
@@ -857,7 +871,7 @@ class GeminiWire(Wire):
         if part is not None:
             candidate["content"] = {"role": "model", "parts": [part]}
         if chunk.finish_reason:
-            candidate["finishReason"] = chunk.finish_reason
+            candidate["finishReason"] = _finish_reason(chunk.finish_reason)
         if candidate:
             candidate["index"] = 0
             out["candidates"] = [candidate]
@@ -885,7 +899,9 @@ class GeminiWire(Wire):
             for p in parts
         ]
         last: dict[str, Any] = {
-            "candidates": [{"finishReason": response.finish_reason or "STOP", "index": 0}],
+            "candidates": [
+                {"finishReason": _finish_reason(response.finish_reason) or "STOP", "index": 0}
+            ],
             **head,
         }
         if response.usage is not None:

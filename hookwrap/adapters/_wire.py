@@ -21,6 +21,7 @@ __all__ = [
     "SSEDecoder",
     "Wire",
     "encode_sse",
+    "finish_in",
     "highest",
     "json_int",
     "loads",
@@ -347,6 +348,26 @@ class Wire:
         if name is None and isinstance(data, dict):
             name = cast("dict[str, Any]", data).get("type")
         return name in _LAST or data == "[DONE]"
+
+
+# Each API's finish reasons, by what they mean: an answer one provider gave another's caller
+# (a `Fallback`'s) says why it ended in the caller's own words.
+_MEANINGS = {
+    "stop": ("stop", "end_turn", "stop_sequence", "STOP", "completed"),
+    "length": ("length", "max_tokens", "MAX_TOKENS", "incomplete"),
+    "tool_calls": ("tool_calls", "tool_use"),
+    "content_filter": ("content_filter", "refusal", "SAFETY"),
+}
+_MEANING = {word: meaning for meaning, words in _MEANINGS.items() for word in words}
+
+
+def finish_in(reason: str | None, words: Mapping[str, str]) -> str | None:
+    """`reason` in an API's own words: `words` maps what a reason means (`stop`, `length`,
+    `tool_calls`, `content_filter`) to that API's word for it. A reason the API has
+    already, or one no table knows, stays as it is."""
+    if reason is None or reason in words.values():
+        return reason
+    return words.get(_MEANING.get(reason, ""), reason)
 
 
 class Framer:
