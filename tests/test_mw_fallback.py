@@ -278,6 +278,36 @@ def test_the_finish_reason_comes_back_in_the_callers_own_words(caller: str, stre
     assert [str(getattr(r, "value", r)) for r in reasons] == ["STOP"]
 
 
+@pytest.mark.parametrize("alternative", ["openai", "anthropic"])
+def test_a_streamed_gemini_caller_gets_another_providers_tool_calls_whole(
+    alternative: str,
+) -> None:
+    """Another provider streams a call's arguments in pieces; Gemini sends each call whole:
+    the caller's stream has one function call part per call, with its arguments, and no
+    empty parts for the other provider's own events."""
+    pytest.importorskip("google.genai")
+    pytest.importorskip(alternative)
+    calls = [hw.ToolCall("call_1", "lookup", {"q": "x"}), hw.ToolCall("call_2", "other", {})]
+    primary, other = FakeProvider(["never"]), FakeProvider([hw.Message.assistant("On it.", calls)])
+    primary.fail(500)
+    backup = (getattr(other, alternative)(max_retries=0), "m")
+    gemini = hw.wrap(primary.genai(max_retries=0), use=[Fallback(models=[backup])])
+    parts = [
+        part
+        for item in gemini.models.generate_content_stream(model="g", contents="hi")
+        if item.candidates and item.candidates[0].content
+        for part in item.candidates[0].content.parts or []
+    ]
+    assert all(part.text or part.function_call for part in parts)
+    assert "".join(part.text or "" for part in parts) == "On it."
+    found = [
+        (part.function_call.name, dict(part.function_call.args or {}))
+        for part in parts
+        if part.function_call
+    ]
+    assert found == [("lookup", {"q": "x"}), ("other", {})]
+
+
 def anthropic_falling_back_to_gemini(reply: str) -> tuple[Any, FakeProvider]:
     """An async Anthropic client whose model is down, and Gemini's provider behind it."""
     pytest.importorskip("google.genai")

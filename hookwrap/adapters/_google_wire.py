@@ -862,8 +862,8 @@ class GeminiWire(Wire):
             value = chunk.value
             if chunk.name == "gemini" and isinstance(value, Mapping):
                 return [Event(None, dict(cast("Mapping[str, Any]", value)))]
-            if not isinstance(value, Mapping):
-                return []
+            if not isinstance(value, Mapping) or "." in (chunk.name or ""):
+                return []  # another API's event (`openai.chat.role`): no part of Gemini's
             part = dict(cast("Mapping[str, Any]", value))
         elif kind == "tool_call_end":
             return []

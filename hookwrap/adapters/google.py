@@ -72,10 +72,11 @@ class _Sent(Event):
 class _Exchange:
     """One model call's native side, beside the SDK's own arguments in `Call.args`."""
 
-    __slots__ = ("bare", "headers", "path", "template")
+    __slots__ = ("bare", "headers", "path", "pending", "template")
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.pending: list[Chunk] = []  # a call streamed in pieces, until it is whole
         self.template: Event | None = None  # the stream's first object (model, response id)
         self.headers: dict[str, str] = {}  # the headers of the HTTP response, for new ones
         self.bare = False  # whether the stream hands on the SDK's objects as they came
@@ -117,6 +118,30 @@ async def _aresponses(native: Any) -> AsyncIterator[Any]:
         if stream is not None:
             aclose = getattr(stream, "aclose", None)
             await aclose() if aclose is not None else stream.close()
+
+
+def _whole(text: str) -> bool:
+    """Whether `text` is a call's whole arguments: a JSON object."""
+    try:
+        return isinstance(loads(text), dict)
+    except ValueError:
+        return False
+
+
+def _whole_call(pieces: list[Chunk], text: str) -> Chunk:
+    """One `tool_call_start` for a call streamed in `pieces`, with the arguments `text`
+    (`{}` when they never became a JSON object)."""
+    start = next((c for c in pieces if c.kind == "tool_call_start"), pieces[0])
+    finish = next((c.finish_reason for c in reversed(pieces) if c.finish_reason), None)
+    usage = next((c.usage for c in reversed(pieces) if c.usage is not None), None)
+    return Chunk(
+        "tool_call_start",
+        text if _whole(text) else "{}",
+        start.tool_call_id,
+        start.tool_name,
+        usage,
+        finish,
+    )
 
 
 def _chunks_of(http: Any) -> list[Chunk]:
@@ -224,6 +249,20 @@ class GeminiAdapter(Adapter):
         ex: _Exchange = call.args[4]
         if chunk is call.seen or (isinstance(raw, Event) and _WIRE.chunk(raw) == chunk):
             return raw  # unchanged (the very chunk read, or one equal to it)
+        kind = chunk.kind
+        if kind == "tool_call_args" or (kind == "tool_call_start" and not _whole(chunk.text)):
+            # a call streamed in pieces (another API's, a Fallback's): Gemini sends a call
+            # whole, once its arguments are
+            ex.pending.append(chunk)
+            text = "".join(c.text for c in ex.pending)
+            if not _whole(text) and chunk.finish_reason is None:
+                return DROP
+            chunk = _whole_call(ex.pending, text)
+            ex.pending = []
+        elif ex.pending:  # a call whose arguments never became a JSON object: without them
+            events = _WIRE.write_chunk(_whole_call(ex.pending, ""), ex.template)
+            ex.pending = []
+            return [*events, *_WIRE.write_chunk(chunk, ex.template)] or DROP
         return _WIRE.write_chunk(chunk, ex.template) or DROP
 
     def respond_chunks(self, response: ModelResponse, request: ModelRequest) -> list[Chunk]:
