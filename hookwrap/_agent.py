@@ -47,7 +47,7 @@ from ._run import (
     start_sync,
 )
 from ._stack import MODEL_KINDS, TOOL_KINDS, Chain, Hook, Stack, flatten
-from ._stages import bad_return, call_all, call_all_async, failed
+from ._stages import bad_return, call_all, call_all_async, failed, from_tool
 from ._types import (
     AgentSetup,
     Chunk,
@@ -665,6 +665,8 @@ class Agent:
         except Aborted:
             raise
         except Exception as exc:
+            if not from_tool(exc):  # a hook's error ends the run, as outside an agent
+                raise
             return _Done(call, ok=False, text=_error_text(exc))
         return _Done(call, text=_text_of(value), value=value)
 
@@ -781,6 +783,8 @@ class Agent:
         except Aborted:
             raise
         except Exception as exc:
+            if not from_tool(exc):  # a hook's error ends the run, as outside an agent
+                raise
             return _Done(call, ok=False, text=_error_text(exc))
         return _Done(call, text=_text_of(value), value=value)
 

@@ -38,6 +38,7 @@ from ._run import (
 )
 from ._stack import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Chain, Hook
 from ._stages import (
+    FROM_TOOL,
     after_model,
     after_model_async,
     after_tool,
@@ -53,6 +54,7 @@ from ._stages import (
     on_chunk,
     on_chunk_async,
 )
+from ._tool import ToolBinding
 from ._types import (
     DROP,
     Chunk,
@@ -849,13 +851,15 @@ async def _aclose(chunks: Any, call: Call) -> None:
 class ToolEngine(_Shared):
     """Runs calls of one tool through its chain: before_tool, the onion, after_tool."""
 
-    __slots__ = ("after", "before", "binding", "name", "onion")
+    __slots__ = ("after", "before", "binding", "name", "onion", "own")
 
     def __init__(self, binding: Any, chain: Chain, is_async: bool, name: str) -> None:
         super().__init__(chain, is_async)
         chain = self.chain
         check_shape(chain, TOOL_KINDS, is_async, f"tool {name!r}")
         self.binding = binding
+        # the tool's own function is inside (not another engine's hooks around it)
+        self.own = isinstance(binding, ToolBinding)
         self.name = name
         self.before = chain["before_tool"]
         self.after = chain["after_tool"]
@@ -872,15 +876,21 @@ class ToolEngine(_Shared):
         try:
             return self.binding.invoke(call)
         except BaseException as exc:
-            mark_seen(exc)
+            self._seen(exc)
             raise
 
     async def _inner_async(self, call: ToolCall) -> Any:
         try:
             return await self.binding.invoke(call)
         except BaseException as exc:
-            mark_seen(exc)
+            self._seen(exc)
             raise
+
+    def _seen(self, exc: BaseException) -> None:
+        mark_seen(exc)
+        if self.own:
+            with contextlib.suppress(AttributeError):  # (exceptions without a __dict__)
+                setattr(exc, FROM_TOOL, True)
 
     def call(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
         return self.run(self.binding.tool_call(wrapped, args, kwargs, new_call_id()))

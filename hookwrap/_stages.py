@@ -32,6 +32,7 @@ __all__ = [
 ]
 
 SEEN = "_hookwrap_seen"
+FROM_TOOL = "_hookwrap_from_tool"  # raised by a tool's own function (or its arguments)
 
 
 def failed(hook: Hook, exc: BaseException, first: BaseException | None) -> BaseException:
@@ -45,6 +46,12 @@ def failed(hook: Hook, exc: BaseException, first: BaseException | None) -> BaseE
     if not hook.continue_on_error:
         raise first or exc
     return first or exc
+
+
+def from_tool(exc: BaseException) -> bool:
+    """Whether `exc` came out of a tool's function (or the reading of its arguments), not
+    out of a hook around it."""
+    return bool(getattr(exc, FROM_TOOL, False))
 
 
 def mark_seen(exc: BaseException) -> None:

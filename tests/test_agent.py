@@ -729,6 +729,60 @@ def test_a_tool_hook_the_tool_has_already_runs_once() -> None:
     assert seen == ["weather"]
 
 
+@pytest.mark.parametrize("where", ["agent's before_tool", "agent's after_tool", "tool's own"])
+def test_a_tool_hooks_error_ends_the_run_after_on_error(where: str, is_async: bool) -> None:
+    """A hook around a tool that raises ends the run as any hook's error does (after
+    `on_error`, the same object); only the tool's own errors go to the model as text."""
+    boom = ValueError("hook broke")
+    ended: list[str] = []
+
+    @hw.before_tool
+    def before(call: hw.ToolCall) -> None:
+        raise boom
+
+    @hw.after_tool
+    def after(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
+        raise boom
+
+    @hw.on_error
+    def failed(info: hw.FinishInfo) -> None:
+        ended.append(type(info.error).__name__)
+
+    own = [before] if where == "tool's own" else []
+    around = {"agent's before_tool": [before], "agent's after_tool": [after]}.get(where, [])
+
+    @hw.tool(use=own)
+    def weather(city: str) -> str:
+        """The weather."""
+        return "sunny"
+
+    def model(request: hw.ModelRequest) -> Any:
+        if request.messages[-1].role == "user":
+            return hw.Message.assistant("", [hw.ToolCall("c1", "weather", {"city": "Oslo"})])
+        return request.messages[-1].text
+
+    agent = Agent(model, tools=[weather], use=[*around, failed])
+    with pytest.raises(ValueError) as excinfo:
+        go(agent, "hi", is_async)
+    assert excinfo.value is boom
+    assert ended == ["ValueError"]
+
+
+def test_a_tools_own_error_still_reaches_the_model_as_text(is_async: bool) -> None:
+    @hw.tool
+    def weather(city: str) -> str:
+        """The weather."""
+        raise RuntimeError("no network")
+
+    def model(request: hw.ModelRequest) -> Any:
+        if request.messages[-1].role == "user":
+            return hw.Message.assistant("", [hw.ToolCall("c1", "weather", {"city": "Oslo"})])
+        return request.messages[-1].text
+
+    result = go(Agent(model, tools=[weather]), "hi", is_async)
+    assert (result.status, result.text) == ("finished", "Error: RuntimeError: no network")
+
+
 # -- real SDK clients against the fake provider ---------------------------------------------------
 
 
