@@ -578,6 +578,7 @@ class Agent:
                         pulled = self._pulled(ctx, self._caller.stream(arg))
                         try:
                             for item in pulled:
+                                yield from self._custom(s)  # emitted while it came
                                 if isinstance(item, ModelResponse):
                                     value = item
                                     if not streamed and item.text:
@@ -585,7 +586,6 @@ class Agent:
                                 else:
                                     streamed = True
                                     yield _chunk_event(item)
-                                yield from self._custom(s)
                         finally:
                             with _current(ctx):
                                 pulled.close()
@@ -703,6 +703,8 @@ class Agent:
                                     item = await anext(items, None)
                                 if item is None:
                                     break
+                                for event in self._custom(s):  # emitted while it came
+                                    yield event
                                 if isinstance(item, ModelResponse):
                                     value = item
                                     if not streamed and item.text:
@@ -710,8 +712,6 @@ class Agent:
                                 else:
                                     streamed = True
                                     yield _chunk_event(item)
-                                for event in self._custom(s):
-                                    yield event
                         finally:
                             with _current(ctx):
                                 await items.aclose()

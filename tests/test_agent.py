@@ -650,6 +650,42 @@ def noisy(a: int, ctx: hw.RunContext) -> int:
     return a * 2
 
 
+def test_stream_gives_custom_events_before_the_chunks_that_came_after_them(
+    is_async: bool,
+) -> None:
+    """An event a `before_model` hook emits comes before the model's first chunk, one an
+    `after_model` hook emits after its last."""
+
+    @hw.before_model
+    def opening(request: hw.ModelRequest, ctx: hw.RunContext) -> None:
+        ctx.emit("asked", 1)
+
+    @hw.after_model
+    def closing(request: hw.ModelRequest, response: hw.ModelResponse, ctx: hw.RunContext) -> None:
+        ctx.emit("answered", 2)
+
+    def model(request: hw.ModelRequest) -> Iterator[str]:
+        yield "a "
+        yield "b"
+
+    agent = Agent(model, use=[opening, closing])
+    if is_async:
+
+        async def pull() -> list[AgentEvent]:
+            return [event async for event in agent.astream("x")]
+
+        events = asyncio.run(pull())
+    else:
+        events = list(agent.stream("x"))
+    assert [(e.kind, e.name or e.text) for e in events] == [
+        ("custom", "asked"),
+        ("chunk", "a "),
+        ("chunk", "b"),
+        ("custom", "answered"),
+        ("result", ""),
+    ]
+
+
 def test_stream_yields_chunks_tool_events_custom_events_and_the_result(is_async: bool) -> None:
     turn = iter([calls(("c1", "noisy", {"a": 21})), None])
 
