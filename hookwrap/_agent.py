@@ -741,7 +741,9 @@ class Agent:
                 await finish_async(ctx.run, ctx.run.terminal, ctx, Aborted(_CLOSED))
             raise
         except BaseException as exc:
-            reported = Aborted("cancelled") if isinstance(exc, asyncio.CancelledError) else exc
+            reported = exc
+            if isinstance(exc, asyncio.CancelledError):  # a stream's consumer stops early
+                reported = Aborted(_CLOSED if streaming else "cancelled")
             with _current(ctx):
                 await finish_async(ctx.run, ctx.run.terminal, ctx, reported)
             raise

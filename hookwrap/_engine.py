@@ -561,7 +561,12 @@ class ModelEngine(_Shared):
     # -- async ----------------------------------------------------------------------------
 
     async def acall(
-        self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
+        self,
+        wrapped: Callable[..., Any],
+        instance: Any,
+        args: Any,
+        kwargs: Any,
+        cancelled: str = "cancelled",
     ) -> Any:
         parent = current_var.get()
         ctx = self._open(parent, "before_model")
@@ -611,7 +616,7 @@ class ModelEngine(_Shared):
             if call is not None and call.extra:
                 await _aclose(None, call)  # a wrap hook opened the stream, then failed
             if parent is None:
-                await self._end_async(ctx, _cancel(exc))
+                await self._end_async(ctx, _cancel(exc, cancelled))
             raise
         else:
             if parent is None:
@@ -733,7 +738,8 @@ class ModelEngine(_Shared):
         self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
     ) -> AsyncIterator[Any]:
         """For async generator functions: nothing runs until the first chunk is pulled."""
-        stream = await self.acall(wrapped, instance, args, kwargs)
+        # cancelled before its first chunk, it is still a stream its consumer stopped
+        stream = await self.acall(wrapped, instance, args, kwargs, CLOSED)
         try:
             async for item in stream:
                 yield item

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -684,6 +684,35 @@ def test_stream_gives_custom_events_before_the_chunks_that_came_after_them(
         ("custom", "answered"),
         ("result", ""),
     ]
+
+
+def test_cancelling_the_task_pulling_astream_ends_the_run_as_closed_by_consumer() -> None:
+    reasons: list[str | None] = []
+
+    @hw.on_abort
+    def aborted(info: hw.FinishInfo) -> None:
+        reasons.append(info.reason)
+
+    async def model(request: hw.ModelRequest) -> AsyncIterator[str]:
+        yield "first"
+        await asyncio.sleep(10)
+        yield "never"
+
+    agent = Agent(model, use=[aborted])
+
+    async def consume() -> None:
+        async for _ in agent.astream("x"):
+            pass
+
+    async def main() -> None:
+        task = asyncio.create_task(consume())
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert reasons == ["closed by consumer"]
 
 
 def test_stream_yields_chunks_tool_events_custom_events_and_the_result(is_async: bool) -> None:

@@ -863,3 +863,44 @@ def test_a_stream_the_adapter_fails_to_hand_over_is_closed_and_the_run_ends_once
     assert raised.value is boom
     assert set(log[:-1]) == {"closed"}
     assert log[-1] == f"on_error {boom!r}"
+
+
+def test_cancelling_a_stream_consumer_ends_its_one_call_run_as_closed_by_consumer() -> None:
+    """The task pulling a stream is cancelled, before its first chunk came (an async hook
+    is awaiting) or while waiting for the next: the consumer stopped early, whichever."""
+    reasons: list[str | None] = []
+
+    @hw.on_abort
+    def aborted(info: hw.FinishInfo) -> None:
+        reasons.append(info.reason)
+
+    slow_hook = asyncio.Event()
+
+    @hw.before_model
+    async def waits(request: hw.ModelRequest) -> None:
+        if not slow_hook.is_set():
+            await asyncio.sleep(10)
+
+    async def llm(prompt: str) -> AsyncIterator[str]:
+        yield "first"
+        await asyncio.sleep(10)
+        yield "never"
+
+    wrapped = hw.model(llm, use=[waits, aborted])
+
+    async def consume() -> None:
+        async for _ in wrapped("hi"):
+            pass
+
+    async def main() -> None:
+        for ready in (False, True):  # in the hook; then waiting for the second chunk
+            if ready:
+                slow_hook.set()
+            task = asyncio.create_task(consume())
+            await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(main())
+    assert reasons == ["closed by consumer", "closed by consumer"]
