@@ -13,9 +13,7 @@ import json
 import logging
 from collections.abc import (
     AsyncGenerator,
-    Awaitable,
     Generator,
-    Iterable,
     Iterator,
     Mapping,
     Sequence,
@@ -718,13 +716,18 @@ class Agent:
                     elif kind == "tools":
                         for call in arg:
                             yield AgentEvent("tool_call", call=call)
-                        with _current(ctx):
-                            done = await _all_or_none(self._acall_tool(s, c) for c in arg)
-                        for event in self._custom(s):
-                            yield event
-                        for outcome in done:
-                            yield _tool_event(outcome)
-                        value = list(done)
+                        with _current(ctx):  # each task runs in a copy of the run's context
+                            tasks = [asyncio.ensure_future(self._acall_tool(s, c)) for c in arg]
+                        finishing = _finishing(tasks)
+                        try:
+                            async for batch in finishing:  # each result as its call ends
+                                for event in self._custom(s):
+                                    yield event
+                                for outcome in batch:
+                                    yield _tool_event(outcome)
+                        finally:
+                            await finishing.aclose()
+                        value = [task.result() for task in tasks]
                     else:
                         with _current(ctx):
                             value = await self._step_async(s, kind, arg)
@@ -794,17 +797,21 @@ class Agent:
 # -- helpers ----------------------------------------------------------------------------------
 
 
-async def _all_or_none(calls: Iterable[Awaitable[_Done]]) -> list[_Done]:
-    """The tool calls of one turn, run concurrently; when one raises (an abort), the others
-    are cancelled and awaited before the error goes on, so none outlives its run."""
-    tasks = [asyncio.ensure_future(call) for call in calls]
+async def _finishing(
+    tasks: Sequence[asyncio.Future[_Done]],
+) -> AsyncGenerator[list[_Done], None]:
+    """The outcomes of one turn's tool calls, run concurrently, as they end (those that end
+    together in call order). When one raises (an abort), or the reader stops, the others
+    are cancelled and awaited before it goes on, so none outlives its run."""
+    pending: set[asyncio.Future[_Done]] = set(tasks)
     try:
-        return await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
+        while pending:
+            ended, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            yield [task.result() for task in tasks if task in ended]
+    finally:
+        for task in pending:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
 def _items(use: Any) -> Iterator[Any]:

@@ -686,6 +686,41 @@ def test_stream_gives_custom_events_before_the_chunks_that_came_after_them(
     ]
 
 
+def test_astream_gives_each_tool_result_of_a_turn_when_its_call_ends() -> None:
+    """Async tool calls of one turn run together; `astream` hands on each result (and the
+    events emitted before it) as its call ends, not when the slowest ends."""
+    release = asyncio.Event()
+    order: list[str] = []
+
+    @hw.tool
+    async def slow() -> str:
+        """Slow."""
+        await release.wait()
+        return "slow done"
+
+    @hw.tool
+    async def fast() -> str:
+        """Fast."""
+        hw.current().emit("fast", 1)
+        return "fast done"
+
+    def model(request: hw.ModelRequest) -> Any:
+        if request.messages[-1].role == "user":
+            calls = [hw.ToolCall("c1", "slow", {}), hw.ToolCall("c2", "fast", {})]
+            return hw.Message.assistant("", calls)
+        return "ok"
+
+    async def main() -> None:
+        async for event in Agent(model, tools=[slow, fast]).astream("x"):
+            order.append(f"{event.kind}:{event.name or event.text}")
+            if event.kind == "tool_result" and event.text == "fast done":
+                release.set()  # the slow call ends only once the fast one's result is out
+
+    asyncio.run(asyncio.wait_for(main(), 5))
+    results = [o for o in order if o.startswith(("custom", "tool_result"))]
+    assert results == ["custom:fast", "tool_result:fast done", "tool_result:slow done"]
+
+
 def test_cancelling_the_task_pulling_astream_ends_the_run_as_closed_by_consumer() -> None:
     reasons: list[str | None] = []
 
