@@ -308,6 +308,25 @@ def test_a_streamed_gemini_caller_gets_another_providers_tool_calls_whole(
     assert found == [("lookup", {"q": "x"}), ("other", {})]
 
 
+@pytest.mark.parametrize("caller", ["responses", "genai"])
+def test_a_streamed_answer_from_an_alternative_names_the_model_the_caller_asked(
+    caller: str,
+) -> None:
+    pytest.importorskip("anthropic")
+    pytest.importorskip("google.genai" if caller == "genai" else "openai")
+    primary, other = FakeProvider(["never"]), FakeProvider(["ok"])
+    primary.fail(500)
+    fallback = Fallback(models=[(other.anthropic(max_retries=0), "claude-test")])
+    if caller == "responses":
+        client = hw.wrap(primary.openai(max_retries=0), use=[fallback])
+        with client.responses.stream(model="gpt-asked", input="hi") as stream:
+            assert stream.get_final_response().model == "gpt-asked"
+        return
+    gemini = hw.wrap(primary.genai(max_retries=0), use=[fallback])
+    items = list(gemini.models.generate_content_stream(model="gem-asked", contents="hi"))
+    assert {item.model_version for item in items} == {"gem-asked"}
+
+
 def anthropic_falling_back_to_gemini(reply: str) -> tuple[Any, FakeProvider]:
     """An async Anthropic client whose model is down, and Gemini's provider behind it."""
     pytest.importorskip("google.genai")

@@ -986,6 +986,8 @@ class _ResponsesFramer(Framer):
         kind, given = self.ending
         final: _J = {**response, **given}
         final.update(id=response["id"], output=self.items)
+        if not final.get("model"):  # a closing event of new chunks names none: as opened
+            final["model"] = response.get("model") or self.model
         if self.noted:  # counts new usage chunks gave
             final["usage"] = highest(_obj(final.get("usage")) or _RESP_USAGE_BASE, self.noted)
         if kind == "response.completed":

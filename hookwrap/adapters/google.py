@@ -38,7 +38,7 @@ from .._types import (
     new_message,
     new_response,
 )
-from ._google_wire import GeminiWire
+from ._google_wire import GeminiWire, model_of
 from ._wire import Event, loads
 
 __all__ = [
@@ -249,6 +249,8 @@ class GeminiAdapter(Adapter):
         ex: _Exchange = call.args[4]
         if chunk is call.seen or (isinstance(raw, Event) and _WIRE.chunk(raw) == chunk):
             return raw  # unchanged (the very chunk read, or one equal to it)
+        if ex.template is None:  # a stream of new chunks only (a Fallback's): the model asked
+            ex.template = Event(None, {"modelVersion": model_of(ex.path) or ""})
         kind = chunk.kind
         if kind == "tool_call_args" or (kind == "tool_call_start" and not _whole(chunk.text)):
             # a call streamed in pieces (another API's, a Fallback's): Gemini sends a call
