@@ -805,6 +805,13 @@ def test_leaving_a_stream_early_ends_the_run_as_closed() -> None:
     assert len(model.requests) == 1
 
 
+def asks_weather(request: hw.ModelRequest) -> Any:
+    """A model that calls `weather` once, then answers with what the tool said."""
+    if request.messages[-1].role == "user":
+        return hw.Message.assistant("", [hw.ToolCall("c1", "weather", {"city": "Oslo"})])
+    return request.messages[-1].text
+
+
 def test_a_tool_hook_the_tool_has_already_runs_once() -> None:
     """The agent's tool hooks go outside the tool's own; one the tool has already is not
     added again (as when wrapping again): it runs once per call."""
@@ -820,12 +827,7 @@ def test_a_tool_hook_the_tool_has_already_runs_once() -> None:
         """The weather."""
         return "sunny"
 
-    def model(request: hw.ModelRequest) -> Any:
-        if request.messages[-1].role == "user":
-            return hw.Message.assistant("", [hw.ToolCall("c1", "weather", {"city": "Oslo"})])
-        return request.messages[-1].text
-
-    assert Agent(model, tools=[weather], use=[counted]).run("hi").text == "sunny"
+    assert Agent(asks_weather, tools=[weather], use=[counted]).run("hi").text == "sunny"
     assert seen == ["weather"]
 
 
@@ -856,12 +858,7 @@ def test_a_tool_hooks_error_ends_the_run_after_on_error(where: str, is_async: bo
         """The weather."""
         return "sunny"
 
-    def model(request: hw.ModelRequest) -> Any:
-        if request.messages[-1].role == "user":
-            return hw.Message.assistant("", [hw.ToolCall("c1", "weather", {"city": "Oslo"})])
-        return request.messages[-1].text
-
-    agent = Agent(model, tools=[weather], use=[*around, failed])
+    agent = Agent(asks_weather, tools=[weather], use=[*around, failed])
     with pytest.raises(ValueError) as excinfo:
         go(agent, "hi", is_async)
     assert excinfo.value is boom
@@ -874,12 +871,7 @@ def test_a_tools_own_error_still_reaches_the_model_as_text(is_async: bool) -> No
         """The weather."""
         raise RuntimeError("no network")
 
-    def model(request: hw.ModelRequest) -> Any:
-        if request.messages[-1].role == "user":
-            return hw.Message.assistant("", [hw.ToolCall("c1", "weather", {"city": "Oslo"})])
-        return request.messages[-1].text
-
-    result = go(Agent(model, tools=[weather]), "hi", is_async)
+    result = go(Agent(asks_weather, tools=[weather]), "hi", is_async)
     assert (result.status, result.text) == ("finished", "Error: RuntimeError: no network")
 
 
