@@ -36,7 +36,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import NOTE, Event, Framer, Made, Wire, highest, json_int
+from ._wire import NOTE, Event, Framer, Made, Wire, finish_in, highest, json_int
 
 __all__ = ["ChatCompletionsWire", "CompletionsWire", "ResponsesWire"]
 
@@ -115,16 +115,12 @@ def _finish(reason: str | None, valid: frozenset[str], default: str) -> str:
     (a `Fallback` answer), else `default`."""
     if reason is not None and reason in valid:
         return reason
-    mapped = _FOREIGN_FINISH.get(reason or "")
-    return mapped if mapped in valid else default
+    mapped = finish_in(reason, _FINISH_WORDS)
+    return mapped if mapped is not None and mapped in valid else default
 
 
-_FOREIGN_FINISH = {
-    **dict.fromkeys(("end_turn", "stop_sequence", "STOP", "completed"), "stop"),
-    **dict.fromkeys(("max_tokens", "MAX_TOKENS", "incomplete"), "length"),
-    **dict.fromkeys(("SAFETY", "refusal"), "content_filter"),
-    "tool_use": "tool_calls",
-}
+# OpenAI's words for what a finish reason means are the meanings' own names
+_FINISH_WORDS = {word: word for word in ("stop", "length", "tool_calls", "content_filter")}
 
 
 def _part_in(item: Any) -> Part | None:
@@ -892,7 +888,7 @@ def _resp_tool_out(spec: ToolSpec, old: Mapping[str, Any] | None) -> _J:
 def _resp_status(reason: str | None) -> str:
     if reason is not None and reason in _RESP_STATUS:
         return reason
-    return "incomplete" if _FOREIGN_FINISH.get(reason or "", reason) == "length" else "completed"
+    return "incomplete" if finish_in(reason, _FINISH_WORDS) == "length" else "completed"
 
 
 def _output_items(message: Message, old: list[Any]) -> list[Any]:
