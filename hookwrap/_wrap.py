@@ -149,6 +149,13 @@ class Tool(_Proxy, Generic[P, R]):
 
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
 
+        # a tool made of a method: the tool itself on the class, a callable on an instance
+        @overload
+        def __get__(self, instance: None, owner: Any = None) -> Tool[P, R]: ...
+        @overload
+        def __get__(self, instance: object, owner: Any = None) -> Callable[..., R]: ...
+        def __get__(self, instance: Any, owner: Any = None) -> Any: ...
+
     @property
     def spec(self) -> ToolSpec:
         """What the model is told about this tool."""

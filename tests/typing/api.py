@@ -113,3 +113,14 @@ def fakes(is_async: bool) -> None:
 
     assert_type(FakeProvider().openai(is_async), OpenAI | AsyncOpenAI)
     assert_type(FakeProvider().anthropic(is_async), Anthropic | AsyncAnthropic)
+
+
+class Toolbox:
+    @hw.tool
+    def lookup(self, key: str) -> int:
+        """Look a key up."""
+        return len(key)
+
+
+assert_type(Toolbox().lookup("k"), int)  # a method tool keeps its return type
+toolbox_spec: hw.ToolSpec = Toolbox.lookup.spec  # and is the tool on the class
