@@ -819,6 +819,8 @@ def _items(use: Any) -> Iterator[Any]:
     if isinstance(use, (list, tuple)):
         for item in use:  # pyright: ignore[reportUnknownVariableType]
             yield from _items(item)
+    elif isinstance(use, Stack):
+        yield from _items(use.items)
     elif isinstance(use, Middleware):
         yield use
 

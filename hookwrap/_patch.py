@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import Any
 
 from ._stack import Chain, flatten
@@ -19,6 +20,7 @@ _SDKS = {
 }
 
 _patched: dict[str, Chain] = {}
+_lock = threading.Lock()  # patching is a check, then a change of classes: one at a time
 
 
 def _adapter(sdk: str) -> tuple[str, Any]:
@@ -44,21 +46,23 @@ def patch(sdk: str, /, *, use: Any = ()) -> None:
                 "async calls; a patched SDK serves both, so write it in the generator form:\n"
                 "    def hook(request):\n        response = yield request\n        return response"
             )
-    found = _patched.get(name)
-    if found is not None:
-        if found.hooks == chain.hooks:
-            return
-        raise ValueError(
-            f"hw.patch({sdk!r}): the SDK is patched already with other hooks; "
-            f"call hw.unpatch({sdk!r}) first"
-        )
-    adapter.patch(chain)
-    _patched[name] = chain
+    with _lock:
+        found = _patched.get(name)
+        if found is not None:
+            if found.hooks == chain.hooks:
+                return
+            raise ValueError(
+                f"hw.patch({sdk!r}): the SDK is patched already with other hooks; "
+                f"call hw.unpatch({sdk!r}) first"
+            )
+        adapter.patch(chain)
+        _patched[name] = chain
 
 
 def unpatch(sdk: str | None = None, /) -> None:
     """Restore the SDK (every patched SDK when `sdk` is None) exactly as it was."""
-    names = list(_patched) if sdk is None else [_adapter(sdk)[0]]
-    for name in names:
-        if _patched.pop(name, None) is not None:
-            importlib.import_module(f"hookwrap.adapters.{name}").unpatch()
+    names = None if sdk is None else [_adapter(sdk)[0]]
+    with _lock:
+        for name in list(_patched) if names is None else names:
+            if _patched.pop(name, None) is not None:
+                importlib.import_module(f"hookwrap.adapters.{name}").unpatch()

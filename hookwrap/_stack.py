@@ -263,7 +263,7 @@ class Stack:
     nested stack keep the switches of the stack they came from.
     """
 
-    __slots__ = ("continue_on_error", "continue_on_response", "hooks")
+    __slots__ = ("continue_on_error", "continue_on_response", "hooks", "items")
 
     def __init__(
         self, *items: Any, continue_on_error: bool = False, continue_on_response: bool = False
@@ -276,6 +276,7 @@ class Stack:
                 raise TypeError(f"Stack({switch}=...) must be True or False (got {value!r})")
         self.continue_on_error = continue_on_error
         self.continue_on_response = continue_on_response
+        self.items = items  # as given: a Middleware among them may provide tools too
         self.hooks: tuple[Hook, ...] = tuple(
             flatten(list(items), self.continue_on_error, self.continue_on_response)
         )

@@ -133,6 +133,32 @@ def test_plain_functions_are_tools_and_middleware_adds_its_tools() -> None:
     assert [s.name for s in model.requests[0].tools] == ["shout", "forecast"]
 
 
+@pytest.mark.parametrize("how", ["in a Stack", "in Stacks added", "a Stack itself"])
+def test_a_middleware_in_a_stack_adds_its_tools_too(how: str) -> None:
+    """`use=` takes Stacks as it takes lists: a Middleware inside one provides its tools."""
+
+    @hw.before_model
+    def noted(request: hw.ModelRequest) -> None:
+        return None
+
+    class Provides(hw.Middleware):
+        tools = (forecast,)
+
+        @hw.before_model
+        def look(self, request: hw.ModelRequest) -> None:
+            return None
+
+    use: Any = {
+        "in a Stack": [hw.Stack(Provides())],
+        "in Stacks added": [hw.Stack(noted) + hw.Stack(Provides())],
+        "a Stack itself": hw.Stack(noted, Provides()),
+    }[how]
+    assert [t.name for t in Agent(Script("ok"), tools=[add], use=use).tools] == [
+        "add",
+        "forecast",
+    ]
+
+
 def test_before_agent_changes_instructions_and_tools() -> None:
     @hw.before_agent
     def setup(agent: hw.AgentSetup) -> hw.AgentSetup:

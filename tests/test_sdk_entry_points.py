@@ -643,3 +643,80 @@ def test_a_hooked_stream_hands_the_sdk_its_events_without_decoding_them_again(
             asyncio.run(read_async(client, first=True))
         else:
             next(iter(create(client)))
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_a_wrapped_client_follows_patch_and_unpatch_made_after_it(sdk: str) -> None:
+    """A client wrapped before `hw.patch` runs the patched hooks too (inside its own), as
+    every client of the SDK does; one wrapped while patched keeps working after
+    `hw.unpatch`, with its own hooks only."""
+    pytest.importorskip(sdk)
+    log: list[str] = []
+
+    @hw.before_model
+    def own(request: hw.ModelRequest) -> None:
+        log.append("own")
+
+    @hw.before_model
+    def patched(request: hw.ModelRequest) -> None:
+        log.append("patched")
+
+    raw = getattr(FakeProvider(), sdk)()
+
+    def call(client: Any) -> list[str]:
+        log.clear()
+        if sdk == "openai":
+            client.chat.completions.create(model="m", messages=USER)
+        else:
+            client.messages.create(model="m", max_tokens=5, messages=USER)
+        return list(log)
+
+    before = hw.wrap(raw, use=[own])
+    hw.patch(sdk, use=[patched])
+    try:
+        assert call(before) == ["own", "patched"]
+        during = hw.wrap(raw, use=[own])
+        assert call(during) == ["own", "patched"]
+    finally:
+        hw.unpatch(sdk)
+    assert call(during) == ["own"]
+    assert call(before) == ["own"]
+    assert call(raw) == []
+
+
+def test_patching_from_many_threads_at_once_patches_once() -> None:
+    """Threads patching the same SDK with the same hooks at once: one patch, which
+    `hw.unpatch` takes off exactly (without the lock, two could stack, and the second
+    took the first one's method for the SDK's own)."""
+    openai = pytest.importorskip("openai")
+    import sys
+    import threading
+
+    @hw.before_model
+    def noted(request: hw.ModelRequest) -> None:
+        return None
+
+    base = openai._base_client.SyncAPIClient.__dict__["request"]
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def patch() -> None:
+        barrier.wait()
+        try:
+            hw.patch("openai", use=[noted])
+        except BaseException as exc:  # pragma: no cover - what the test looks for
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=patch) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+        hw.unpatch("openai")
+    assert errors == []
+    assert openai._base_client.SyncAPIClient.__dict__["request"] is base

@@ -796,16 +796,21 @@ def hook_client(client: Any, layers: Sequence[Layer]) -> Any:
     _LAYERS[client] = tuple(layers)
     cls: Any = client.__class__
     is_async = inspect.iscoroutinefunction(cls.request)
-    request = client.request
+
+    def request(*args: Any, **kwargs: Any) -> Any:
+        # the class's own, read per call: patched (`hw.patch`) or not, as it is then
+        return cls.request(client, *args, **kwargs)
+
+    hooked: Any = request
     for layer in layers:
         if not layer.chain.hooks:  # nothing to go through
             continue
         layer.engine(is_async)  # refuse hooks this client cannot run now, not at the first call
-        request = functools.partial(layer.acall if is_async else layer.call, client, request)
-    client.request = request
+        hooked = functools.partial(layer.acall if is_async else layer.call, client, hooked)
+    client.request = hooked
     process: Any = cls._process_response
-    if not hasattr(process, "__hookwrap_original__"):
-        client._process_response = process_hooked(process).__get__(client)
+    original = getattr(process, "__hookwrap_original__", process)  # (the SDK's, if patched)
+    client._process_response = process_hooked(original).__get__(client)
     return client
 
 
