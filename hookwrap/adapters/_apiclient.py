@@ -17,6 +17,7 @@ import inspect
 import json
 import operator
 import sys
+import types
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -797,11 +798,12 @@ def hook_client(client: Any, layers: Sequence[Layer]) -> Any:
     cls: Any = client.__class__
     is_async = inspect.iscoroutinefunction(cls.request)
 
-    def request(*args: Any, **kwargs: Any) -> Any:
+    @functools.wraps(cls.request)  # the SDK's method as far as a look at it tells
+    def request(self: Any, *args: Any, **kwargs: Any) -> Any:
         # the class's own, read per call: patched (`hw.patch`) or not, as it is then
-        return cls.request(client, *args, **kwargs)
+        return cls.request(self, *args, **kwargs)
 
-    hooked: Any = request
+    hooked: Any = types.MethodType(request, client)
     for layer in layers:
         if not layer.chain.hooks:  # nothing to go through
             continue
