@@ -33,7 +33,6 @@ from ._convert import (
 )
 from ._engine import ToolEngine
 from ._errors import Aborted, Interrupt, add_note, check_int
-from ._explain import layers
 from ._hooks import Middleware
 from ._run import (
     RunContext,
@@ -57,7 +56,7 @@ from ._types import (
     ToolCall,
     Usage,
 )
-from ._wrap import Tool
+from ._wrap import Tool, fresh_hooks
 from ._wrap import tool as make_tool
 from .stores import MemoryStore, Store
 from .stores._base import dump
@@ -184,7 +183,7 @@ class _Runner:
         self.is_async = engine.is_async
         self.engine: ToolEngine | None = None
         # a hook the tool has already runs once, where it is (as when wrapping again)
-        fresh = [hook for hook in hooks.hooks if hook not in _tool_hooks(tool)] if hooks else []
+        fresh = fresh_hooks(tool, hooks.hooks) if hooks else []
         if fresh:
             self.engine = ToolEngine(self, Chain(fresh), self.is_async, tool.name)
 
@@ -199,11 +198,6 @@ class _Runner:
         if self.engine is not None:
             return await self.engine.arun(call)
         return await self.tool.ainvoke(call)
-
-
-def _tool_hooks(tool: Tool[..., Any]) -> list[Hook]:
-    """Every hook a tool has, in all its layers."""
-    return [hook for chain in layers(tool) for hook in chain.hooks]
 
 
 def _stack(hooks: Sequence[Hook]) -> Stack:

@@ -14,8 +14,9 @@ from typing import Any, Generic, Literal, NoReturn
 
 from typing_extensions import TypeVar
 
-from ._errors import Aborted, Interrupt, add_note
+from ._errors import Aborted, add_note
 from ._stack import RUN_KINDS, TERMINAL_KINDS, Chain, Hook, flatten
+from ._stages import failed
 from ._types import FinishInfo, Usage
 
 __all__ = ["RunContext", "State", "current", "run"]
@@ -302,12 +303,7 @@ def start_sync(hooks: list[Hook], ctx: RunContext[Any]) -> None:
         try:
             _call(hook, ctx)
         except BaseException as exc:
-            add_note(exc, hook.note())
-            if isinstance(exc, (Aborted, Interrupt)):
-                raise  # ends the stage at once, whatever the switches
-            if not hook.continue_on_error:
-                raise first or exc  # noqa: B904 - the first error is the one to see
-            first = first or exc
+            first = failed(hook, exc, first)  # as every stage's: notes, switches, aborts
     if first is not None:
         raise first
 
@@ -320,12 +316,7 @@ async def start_async(hooks: list[Hook], ctx: RunContext[Any]) -> None:
             if hook.is_async:
                 await result
         except BaseException as exc:
-            add_note(exc, hook.note())
-            if isinstance(exc, (Aborted, Interrupt)):
-                raise
-            if not hook.continue_on_error:
-                raise first or exc  # noqa: B904
-            first = first or exc
+            first = failed(hook, exc, first)
     if first is not None:
         raise first
 

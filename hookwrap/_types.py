@@ -244,7 +244,8 @@ class ToolCall(_Replace):
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
 
-ROLES = ("system", "user", "assistant", "tool")
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[str, ...] = Role.__args__  # type: ignore[attr-defined]
 
 
 def _tool_calls(value: Sequence[ToolCall] | None) -> tuple[ToolCall, ...]:
@@ -264,7 +265,7 @@ class Message(_Replace):
     `content` is a ``str`` or a tuple of parts; `.text` joins the text of the parts.
     """
 
-    role: Literal["system", "user", "assistant", "tool"] = attrs.field(validator=_check_role)
+    role: Role = attrs.field(validator=_check_role)
     content: str | tuple[Part, ...] = attrs.field(default="", converter=_content)
     tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tool_calls)
     tool_call_id: str | None = None

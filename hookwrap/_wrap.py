@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 import wrapt
@@ -19,7 +19,7 @@ from ._tool import ToolBinding
 from ._types import ToolCall, ToolSpec
 from .adapters.function import FunctionAdapter
 
-__all__ = ["Tool", "Wrapped", "model", "tool", "wrap"]
+__all__ = ["Tool", "Wrapped", "fresh_hooks", "model", "tool", "wrap"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -178,11 +178,11 @@ class Tool(_Proxy, Generic[P, R]):
         return engine.run(call)
 
 
-def _fresh(target: Any, hooks: list[Hook]) -> list[Hook]:
+def fresh_hooks(target: Any, hooks: Sequence[Hook]) -> list[Hook]:
     """`hooks` but those `target` has already, when it is wrapped: wrapping again with the
     same hook (the same stack twice, say) does not run it twice."""
     found = [hook for chain in layers(target) for hook in chain.hooks]
-    return [hook for hook in hooks if hook not in found] if found else hooks
+    return [hook for hook in hooks if hook not in found]
 
 
 def _check_target(fn: Any, what: str) -> None:
@@ -204,7 +204,7 @@ def model(fn: Any = None, /, *, use: Use = ()) -> Any:
 
     def apply(target: Any) -> Any:
         _check_target(target, "hw.model")
-        fresh = _fresh(target, hooks)
+        fresh = fresh_hooks(target, hooks)
         member = _sdk_member(target, Chain(fresh))
         if member is not None:
             return member
@@ -234,7 +234,7 @@ def tool(
         _check_target(target, "hw.tool")
         if isinstance(target, Tool):
             inner = cast("Tool[P, R]", target)
-            fresh = _fresh(inner, hooks)
+            fresh = fresh_hooks(inner, hooks)
             return Tool(inner, fresh, name or inner.name, description or inner.spec.description)
         return Tool(target, hooks, name, description)
 
@@ -307,8 +307,8 @@ def wrap(target: T, /, *, use: Use = ()) -> T:
         return cast("T", tool(cast("Tool[..., Any]", target), use=use))
     adapter = _client_adapter(target)
     if adapter is not None:
-        return cast("T", adapter.wrap(target, Chain(_fresh(target, flatten(use)))))
-    member = _sdk_member(target, Chain(_fresh(target, flatten(use))))
+        return cast("T", adapter.wrap(target, Chain(fresh_hooks(target, flatten(use)))))
+    member = _sdk_member(target, Chain(fresh_hooks(target, flatten(use))))
     if member is not None:
         return cast("T", member)
     if not callable(target):
