@@ -25,7 +25,7 @@ from typing import Any, cast
 
 from ._adapter import Adapter, Call, Natives, is_stream
 from ._convert import tool_call_from
-from ._errors import Aborted
+from ._errors import Aborted, Interrupt
 from ._onion import build, build_async
 from ._run import (
     RunContext,
@@ -921,7 +921,7 @@ class ToolEngine(_Shared):
                 try:
                     outcome = ToolOutcome(True, self.onion(call), None, time.perf_counter() - start)
                 except Exception as exc:
-                    if not self.after or isinstance(exc, Aborted):
+                    if not self.after or isinstance(exc, (Aborted, Interrupt)):
                         raise
                     outcome = ToolOutcome(False, None, exc, time.perf_counter() - start)
             if self.after:
@@ -968,7 +968,7 @@ class ToolEngine(_Shared):
                     result = await self.onion(call)
                     outcome = ToolOutcome(True, result, None, time.perf_counter() - start)
                 except Exception as exc:
-                    if not self.after or isinstance(exc, Aborted):
+                    if not self.after or isinstance(exc, (Aborted, Interrupt)):
                         raise
                     outcome = ToolOutcome(False, None, exc, time.perf_counter() - start)
             if self.after:

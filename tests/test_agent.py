@@ -442,6 +442,23 @@ def interrupting_model() -> Script:
     )
 
 
+def test_an_interrupted_tool_call_is_no_failure_for_after_tool(is_async: bool) -> None:
+    seen: list[tuple[str, bool]] = []
+
+    @hw.after_tool
+    def forgiving(call: hw.ToolCall, outcome: hw.ToolOutcome) -> Any:
+        seen.append((call.name, outcome.ok))
+        return None if outcome.ok else "failed, but fine"  # would swallow a failure
+
+    agent = Agent(interrupting_model(), tools=[add, delete], use=[forgiving], store=MemoryStore())
+    paused = go(agent, "tidy up", is_async)
+    assert (paused.status, paused.interrupt) == ("interrupted", {"confirm": "delete a.txt?"})
+    assert seen == [("add", True)]  # the pausing call did not end: no outcome for it
+    done = resume(agent, paused.run_id, {"c2": False}, is_async)
+    assert done.text == "3; kept a.txt"
+    assert seen == [("add", True), ("delete", True)]
+
+
 @pytest.mark.parametrize("fresh", [False, True], ids=["same agent", "fresh agent"])
 def test_an_interrupt_pauses_and_resume_continues_with_the_decision(
     is_async: bool, fresh: bool
@@ -454,7 +471,7 @@ def test_an_interrupt_pauses_and_resume_continues_with_the_decision(
     def count(call: hw.ToolCall, outcome: hw.ToolOutcome, ctx: hw.RunContext) -> None:
         if call.name == "add":
             added.append(outcome.result)
-        if outcome.ok:  # an interrupted call ends, for now, with the Interrupt as its error
+        if outcome.ok:
             ctx.state.set("tools_run", ctx.state.get("tools_run", 0) + 1)
 
     model = interrupting_model()
