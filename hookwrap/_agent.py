@@ -11,6 +11,7 @@ import asyncio
 import importlib
 import json
 import logging
+import os
 from collections.abc import (
     AsyncGenerator,
     Generator,
@@ -59,7 +60,7 @@ from ._types import (
 from ._wrap import Tool, fresh_hooks
 from ._wrap import tool as make_tool
 from .stores import MemoryStore, Store
-from .stores._base import dump
+from .stores._base import check_store, dump
 
 __all__ = ["Agent", "AgentEvent", "interrupt"]
 
@@ -301,11 +302,7 @@ class Agent:
                 f"{instructions!r:.80})"
             )
         check_int("Agent(max_iterations=...)", max_iterations, 1)
-        if store is not None and not isinstance(store, Store):  # pyright: ignore[reportUnnecessaryIsInstance]
-            raise TypeError(
-                "Agent(store=...) must be a hookwrap.stores store (get/set/delete and their "
-                f"async twins) or None (got {type(store).__name__}: {store!r:.80})"
-            )
+        check_store("Agent(store=...)", store)
         if isinstance(tools, (str, bytes)) or not isinstance(tools, (list, tuple)):
             raise TypeError(
                 f"Agent(tools=...) must be a list of tools (got {type(tools).__name__}: "
@@ -414,14 +411,24 @@ class Agent:
     def _start(self, input: Any, is_async: bool) -> _Session:
         return self._session(_messages_of(input), is_async, None)
 
+    def _saved(self) -> Store | None:
+        """The store to read a checkpoint from; None when the default store was never made
+        (reading does not make it: no file appears where nothing was saved)."""
+        if self._store is None and _fallback_store is None:
+            if not os.path.exists(_DEFAULT_STORE_PATH):
+                return None
+        return self.store
+
     def _load(self, run_id: str, decisions: dict[str, Any] | None) -> _Session:
         _check_decisions(decisions)
-        saved = self.store.get(self._key(run_id))
+        store = self._saved()
+        saved = None if store is None else store.get(self._key(run_id))
         return self._restore(run_id, saved, decisions, False)
 
     async def _aload(self, run_id: str, decisions: dict[str, Any] | None) -> _Session:
         _check_decisions(decisions)
-        saved = await self.store.aget(self._key(run_id))
+        store = self._saved()
+        saved = None if store is None else await store.aget(self._key(run_id))
         return self._restore(run_id, saved, decisions, True)
 
     def _restore(
@@ -429,8 +436,10 @@ class Agent:
     ) -> _Session:
         data: Mapping[str, Any] = cast(Any, saved) if isinstance(saved, dict) else {}
         if data.get("format") != _FORMAT:
+            made = self._store
+            where = f"SQLiteStore({_DEFAULT_STORE_PATH!r})" if made is None else repr(made)
             raise LookupError(
-                f"no checkpoint of an interrupted run {run_id!r} in {self.store!r}: it "
+                f"no checkpoint of an interrupted run {run_id!r} in {where}: it "
                 "finished, was never interrupted, or was saved in another store"
             )
         session = self._session([message_from(m) for m in data["messages"]], is_async, run_id)

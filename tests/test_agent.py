@@ -1075,8 +1075,10 @@ def test_bad_constructor_arguments_are_clear_errors() -> None:
         Agent(model, max_iterations=0)
     with pytest.raises(TypeError, match=r"instructions=...\) must be a str \(got list"):
         Agent(model, instructions=["be brief"])  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"store=...\) must be a hookwrap.stores store"):
+    with pytest.raises(TypeError, match=r"store=...\) expects a hookwrap.stores store"):
         Agent(model, store={})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"the class MemoryStore; make one, as in MemoryStore\("):
+        Agent(model, store=MemoryStore)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="use= got"):
         Agent(model, use=[print])
 
@@ -1135,6 +1137,17 @@ def test_the_default_store_lets_a_fresh_agent_resume(
     assert paused.status == "interrupted"
     done = Agent(interrupting_model(), tools=[add, delete]).resume(paused.run_id, {"c2": False})
     assert done.status == "finished"
+
+
+def test_resuming_with_the_default_store_makes_no_file(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch, is_async: bool
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    agent = Agent(interrupting_model(), tools=[add, delete])
+    message = r"no checkpoint of an interrupted run 'nope' in SQLiteStore\('hookwrap-checkpoints"
+    with pytest.raises(LookupError, match=message):
+        resume(agent, "nope", {}, is_async)
+    assert list(tmp_path.iterdir()) == []  # the store is made when a checkpoint is saved
 
 
 def test_only_json_state_survives_a_checkpoint() -> None:

@@ -615,6 +615,7 @@ def test_defaults_and_repr() -> None:
     [
         ({"store": {}}, TypeError, "ToolCache(store=...) expects a hookwrap.stores store"),
         ({"store": "redis://"}, TypeError, "(got str: 'redis://')"),
+        ({"store": MemoryStore}, TypeError, "(got the class MemoryStore; make one"),
         ({"ttl": "60"}, TypeError, "ToolCache(ttl=...): ttl must be a number of seconds"),
         ({"ttl": 0}, ValueError, "ToolCache(ttl=...): ttl must be a finite number"),
         ({"ttl": -1.5}, ValueError, "(got -1.5)"),

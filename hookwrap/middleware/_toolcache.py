@@ -14,7 +14,7 @@ from .._errors import check_int
 from .._hooks import Middleware, async_twin, wrap_tool
 from .._types import ToolCall
 from .._wrap import Tool
-from ..stores._base import Store, check_ttl
+from ..stores._base import Store, check_store, check_ttl
 
 __all__ = ["ToolCache"]
 
@@ -178,11 +178,7 @@ class ToolCache(Middleware):
         max_size: int = 100,
         tools: Collection[str | Tool[..., Any]] | None = None,
     ) -> None:
-        if store is not None and not isinstance(store, Store):
-            raise TypeError(
-                "ToolCache(store=...) expects a hookwrap.stores store (get, set, delete, aget, "
-                f"aset, adelete) or None (got {type(store).__name__}: {store!r})"
-            )
+        check_store("ToolCache(store=...)", store)
         try:
             seconds = check_ttl(ttl)
         except (TypeError, ValueError) as exc:

@@ -71,6 +71,21 @@ class Store(Protocol):
         ...
 
 
+def check_store(argument: str, store: object) -> Store | None:
+    """`store` if it is a store (an instance, not a class) or None; else a TypeError naming
+    `argument`, which reads like ``"Agent(store=...)"``."""
+    if store is None or (isinstance(store, Store) and not isinstance(store, type)):
+        return store
+    if isinstance(store, type):
+        got = f"the class {store.__name__}; make one, as in {store.__name__}(...)"
+    else:
+        got = f"{type(store).__name__}: {store!r:.80}"
+    raise TypeError(
+        f"{argument} expects a hookwrap.stores store (get, set, delete and their async "
+        f"twins) or None (got {got})"
+    )
+
+
 def check_key(key: object) -> str:
     """`key` if it is a `str`, else a `TypeError`."""
     if not isinstance(key, str):
