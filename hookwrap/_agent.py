@@ -27,10 +27,13 @@ import attrs
 from ._caller import ModelCaller
 from ._convert import (
     UnparsedArguments,
+    arguments_text,
     converter,
+    from_typed_form,
     message_from,
     message_to_dict,
     tool_call_from,
+    typed_form,
 )
 from ._engine import ToolEngine
 from ._errors import Aborted, Interrupt, add_note, check_int
@@ -138,6 +141,7 @@ class _Session:
         "instructions",
         "iteration",
         "messages",
+        "payload",
         "resumed",
         "seen_events",
         "specs",
@@ -155,6 +159,7 @@ class _Session:
         self.turn: list[ToolCall] = []  # the tool calls of an unfinished turn
         self.done: dict[str, _Done] = {}  # those of them that ended
         self.base_usage = Usage()
+        self.payload: Any = None  # of the interrupt that paused the run
         self.resumed = False
         self.fresh: list[Hook] = []
         self.seen_events = 0
@@ -411,23 +416,21 @@ class Agent:
     def _start(self, input: Any, is_async: bool) -> _Session:
         return self._session(_messages_of(input), is_async, None)
 
-    def _saved(self) -> Store | None:
+    def _reading_store(self) -> Store | None:
         """The store to read a checkpoint from; None when the default store was never made
         (reading does not make it: no file appears where nothing was saved)."""
-        if self._store is None and _fallback_store is None:
-            if not os.path.exists(_DEFAULT_STORE_PATH):
-                return None
-        return self.store
+        made = self._store is not None or _fallback_store is not None
+        return self.store if made or os.path.exists(_DEFAULT_STORE_PATH) else None
 
     def _load(self, run_id: str, decisions: dict[str, Any] | None) -> _Session:
         _check_decisions(decisions)
-        store = self._saved()
+        store = self._reading_store()
         saved = None if store is None else store.get(self._key(run_id))
         return self._restore(run_id, saved, decisions, False)
 
     async def _aload(self, run_id: str, decisions: dict[str, Any] | None) -> _Session:
         _check_decisions(decisions)
-        store = self._saved()
+        store = self._reading_store()
         saved = None if store is None else await store.aget(self._key(run_id))
         return self._restore(run_id, saved, decisions, True)
 
@@ -444,9 +447,9 @@ class Agent:
             )
         session = self._session([message_from(m) for m in data["messages"]], is_async, run_id)
         run = session.ctx.run
-        run.decisions.update(data["decisions"])
+        run.decisions.update(_restored(data["decisions"], "the decision", run_id))
         run.decisions.update(decisions or {})
-        for key, value in data["state"].items():
+        for key, value in _restored(data["state"], "ctx.state", run_id).items():
             run.state.set(key, value)
         session.iteration = run.iteration = data["iteration"]
         session.turn = [tool_call_from(c) for c in data["turn"]]
@@ -549,11 +552,12 @@ class Agent:
                 {"id": c.id, "name": c.name, "arguments": _saved(c.arguments)} for c in s.turn
             ],
             "done": {k: {"ok": d.ok, "text": d.text} for k, d in s.done.items()},
-            "state": {k: v for k, v in state.items() if _is_json(v)},
-            "decisions": {k: v for k, v in s.ctx.decisions.items() if _is_json(v)},
+            "state": _kept(state, "ctx.state", s.ctx.run_id),
+            "decisions": _kept(s.ctx.decisions, "the decision", s.ctx.run_id),
             "usage": [usage.input_tokens, usage.output_tokens, usage.total_tokens],
             "payload": payload if _is_json(payload) else None,
         }
+        s.payload = payload
         yield ("save", checkpoint)
         return s.result("interrupted", payload=payload)
 
@@ -609,7 +613,7 @@ class Agent:
                     aborted = arg
                 yield from self._custom(s)
                 if kind == "save" and not arg["turn"]:
-                    yield AgentEvent("interrupt", value=arg["payload"])
+                    yield AgentEvent("interrupt", value=s.payload)
         except GeneratorExit:
             with _current(ctx):
                 finish_sync(ctx.run, ctx.run.terminal, ctx, Aborted(_CLOSED))
@@ -741,7 +745,7 @@ class Agent:
                 for event in self._custom(s):
                     yield event
                 if kind == "save" and not arg["turn"]:
-                    yield AgentEvent("interrupt", value=arg["payload"])
+                    yield AgentEvent("interrupt", value=s.payload)
         except GeneratorExit:
             with _current(ctx):
                 await finish_async(ctx.run, ctx.run.terminal, ctx, Aborted(_CLOSED))
@@ -837,11 +841,48 @@ def _unique(tools: Sequence[Tool[..., Any]]) -> None:
 
 
 def _saved(arguments: Mapping[str, Any]) -> Any:
-    """A call's arguments as a checkpoint keeps them: the model's own text when it was no
-    JSON object, which is read back (and refused again) on resume."""
+    """A call's arguments as a checkpoint keeps them: as JSON data, as the history keeps
+    them (a tuple is a list), or the model's own text when it was no JSON object, which is
+    read back (and refused again) on resume."""
     if isinstance(arguments, UnparsedArguments):
         return arguments.text
-    return dict(arguments)
+    return json.loads(arguments_text(arguments))
+
+
+def _kept(values: Mapping[str, Any], what: str, run_id: str) -> dict[str, Any]:
+    """`values` as a checkpoint keeps them: JSON data as it is, other values cattrs brings
+    back equal as ``{"typed": [type path, data]}``; the rest left out, each with a warning."""
+    kept: dict[str, Any] = {}
+    for key, value in values.items():
+        if _is_json(value) and not (isinstance(value, dict) and "typed" in value):
+            kept[key] = value
+            continue
+        try:
+            kept[key] = {"typed": list(typed_form(value))}
+        except TypeError as exc:
+            log.warning(
+                "%s[%r] (of type %s) is left out of the checkpoint of run %s: %s",
+                what,
+                key,
+                type(cast(object, value)).__name__,
+                run_id,
+                exc,
+            )
+    return kept
+
+
+def _restored(saved: Mapping[str, Any], what: str, run_id: str) -> dict[str, Any]:
+    """The values `_kept` saved, each as it was."""
+    values: dict[str, Any] = {}
+    for key, value in saved.items():
+        if isinstance(value, dict) and "typed" in value:
+            try:
+                value = from_typed_form(*cast("list[Any]", value["typed"]))
+            except Exception as exc:  # whatever cattrs refuses
+                log.warning("%s[%r] of run %s is left out: %s", what, key, run_id, exc)
+                continue
+        values[key] = value
+    return values
 
 
 def _caller(model: Any, hooks: Stack) -> ModelCaller:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -267,3 +268,52 @@ converter.register_unstructure_hook(Message, message_to_dict)
 converter.register_structure_hook(ToolCall, lambda value, _: tool_call_from(value))  # pyright: ignore[reportUnknownLambdaType]
 converter.register_structure_hook(Chunk, lambda value, _: chunk_from_dict(value))  # pyright: ignore[reportUnknownLambdaType]
 converter.register_unstructure_hook(Chunk, chunk_to_dict)
+
+
+def typed_form(value: Any) -> tuple[str, Any]:
+    """A value that is no JSON data as a checkpoint keeps it: the path of its type
+    (``"module:qualname"``) and its cattrs-unstructured form as JSON data. A `TypeError`
+    says why a value cannot be kept: its type is not found by that path (a class made in
+    a function), cattrs cannot unstructure it to JSON data, or what comes back from that
+    data is not equal to it."""
+    cls: type[Any] = type(cast(object, value))
+    path = f"{cls.__module__}:{cls.__qualname__}"
+    if _type_at(path) is not cls:
+        raise TypeError(f"its type {cls.__qualname__} cannot be found by its name ({path})")
+    try:
+        text = json.dumps(converter.unstructure(value), allow_nan=False, default=_listed)
+        data = json.loads(text)
+        back: Any = converter.structure(data, cls)
+    except Exception as exc:  # whatever cattrs or json refuse
+        raise TypeError(f"cattrs cannot make JSON data of it ({exc})") from None
+    if back != value:
+        raise TypeError("it does not come back equal from its JSON data")
+    return path, data
+
+
+def _listed(value: Any) -> list[Any]:
+    if isinstance(value, (set, frozenset)):
+        return list(cast("set[Any]", value))
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def from_typed_form(path: str, data: Any) -> Any:
+    """The value `typed_form` kept as (`path`, `data`); a `TypeError` if no module imported
+    has the type."""
+    cls = _type_at(path)
+    if cls is None:
+        raise TypeError(f"its type {path} is in no module imported here")
+    return converter.structure(data, cls)
+
+
+def _type_at(path: str) -> type[Any] | None:
+    module_name, _, qualname = path.partition(":")
+    if "<" in qualname:  # defined inside a function
+        return None
+    found: Any = sys.modules.get(module_name)  # imported, never imported here
+    try:
+        for name in qualname.split("."):
+            found = getattr(found, name)
+    except AttributeError:
+        return None
+    return found if isinstance(found, type) else None

@@ -4,8 +4,11 @@ events, tool errors as messages, limits, aborts, and interrupt/resume through a 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import enum
 import gc
 import json
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -1150,24 +1153,88 @@ def test_resuming_with_the_default_store_makes_no_file(
     assert list(tmp_path.iterdir()) == []  # the store is made when a checkpoint is saved
 
 
-def test_only_json_state_survives_a_checkpoint() -> None:
+@dataclasses.dataclass(frozen=True)
+class Prefs:
+    language: str
+    sizes: tuple[int, ...] = ()
+
+
+class Colour(enum.Enum):
+    RED = "red"
+
+
+def test_state_that_cattrs_brings_back_survives_a_checkpoint(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     store = MemoryStore()
+    values: dict[str, Any] = {
+        "json": {"n": 1, "typed": True},
+        "dataclass": Prefs("fr", (1, 2)),
+        "tuple": (1, "a"),
+        "set": {3, 4},
+        "enum": Colour.RED,
+        "message": hw.Message.user("hi"),
+    }
+    lost = {"object": object(), "int keys": {1: "a"}, "local": type("Local", (), {})()}
 
     @hw.tool
     def ask(ctx: hw.RunContext) -> str:
         """Ask once, then report the state."""
-        if "kept" not in ctx.state:
-            ctx.state.set("kept", {"n": 1})
-            ctx.state.set("dropped", object())
+        if "json" not in ctx.state:
+            for key, value in {**values, **lost}.items():
+                ctx.state.set(key, value)
         answer = interrupt("ok?")
-        return f"{answer} {sorted(ctx.state)} {ctx.state.get('kept')}"
+        assert {key: ctx.state.get(key) for key in values} == values
+        assert [key for key in lost if key in ctx.state] == []
+        return f"{answer} {ctx.decisions['c0']}"
 
     model = Script(calls(("c1", "ask", {})), lambda request: request.messages[-1].text)
-    agent = Agent(model, tools=[ask], store=store)
-    paused = agent.run("x")
-    assert "dropped" not in store.get(f"hookwrap:agent:{paused.run_id}")["state"]
+    with caplog.at_level(logging.WARNING, logger="hookwrap"):
+        paused = Agent(model, tools=[ask], store=store).run("x")
+    assert paused.status == "interrupted"
+    left_out = sorted(r.getMessage().split(")")[0] for r in caplog.records)
+    assert left_out == [
+        "ctx.state['int keys'] (of type dict",
+        "ctx.state['local'] (of type Local",
+        "ctx.state['object'] (of type object",
+    ]
+    assert "does not come back equal" in caplog.text  # the int keys
+    assert "its type Local cannot be found by its name" in caplog.text
     fresh = Agent(model, tools=[ask], store=store)
-    assert fresh.resume(paused.run_id, {"c1": "yes"}).text == "yes ['kept'] {'n': 1}"
+    done = fresh.resume(paused.run_id, {"c1": "yes", "c0": Prefs("de")})
+    assert done.text == "yes Prefs(language='de', sizes=())"
+
+
+def test_the_interrupt_event_carries_the_payload_as_it_was() -> None:
+    payload = ("approve", Prefs("fr"))
+
+    @hw.before_model
+    def confirm(request: hw.ModelRequest) -> None:
+        interrupt(payload)
+
+    agent = Agent(lambda request: "hi", use=[confirm], store=MemoryStore())
+    events = list(agent.stream("x"))
+    assert [(e.kind, e.value) for e in events[:-1]] == [("interrupt", payload)]
+    result = events[-1].result
+    assert result is not None
+    assert result.interrupt == payload
+
+
+def test_tool_arguments_of_a_paused_turn_are_kept_as_the_history_keeps_them() -> None:
+    seen: list[Any] = []
+
+    @hw.tool
+    def pick(xs: tuple[int, ...]) -> str:
+        """Pick after a decision."""
+        seen.append(xs)
+        return str(interrupt("which?"))
+
+    model = Script(calls(("c1", "pick", {"xs": (1, 2)})), lambda request: request.messages[-1].text)
+    agent = Agent(model, tools=[pick], store=MemoryStore())
+    paused = agent.run("x")
+    assert paused.status == "interrupted"
+    assert agent.resume(paused.run_id, {"c1": 2}).text == "2"
+    assert seen == [(1, 2), (1, 2)]
 
 
 def test_an_abort_in_one_async_tool_cancels_the_others_of_its_turn() -> None:
