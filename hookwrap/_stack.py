@@ -185,8 +185,7 @@ def _methods(obj: Any) -> Iterator[tuple[str, HookSpec]]:
                 func = cast(Any, value).__func__
             spec = getattr(func, "__hookwrap__", None)
             if isinstance(spec, HookSpec):
-                seen.pop(attr, None)  # an override moves to where it is defined
-                seen[attr] = spec
+                seen[attr] = spec  # an override keeps the place of what it replaces
             elif attr in seen:
                 del seen[attr]  # overridden by a plain method: no longer a hook
     yield from seen.items()

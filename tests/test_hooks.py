@@ -395,6 +395,40 @@ def test_plain_object_with_hook_methods_is_middleware() -> None:
     assert events == ["audit before", "audit after echo: x"]
 
 
+def test_a_subclass_hook_replaces_the_base_hook_in_its_place() -> None:
+    """Hook methods come in definition order, base classes first; an override takes the
+    place of the method it replaces (as a dataclass field does), a plain method removes it."""
+    events: list[str] = []
+
+    class Base(hw.Middleware):
+        @hw.before_model
+        def first(self, request: hw.ModelRequest) -> None:
+            events.append("Base.first")
+
+        @hw.before_model
+        def second(self, request: hw.ModelRequest) -> None:
+            events.append("Base.second")
+
+        @hw.before_model
+        def third(self, request: hw.ModelRequest) -> None:
+            events.append("Base.third")
+
+    class Sub(Base):
+        @hw.before_model
+        def own(self, request: hw.ModelRequest) -> None:
+            events.append("Sub.own")
+
+        @hw.before_model
+        def first(self, request: hw.ModelRequest) -> None:
+            events.append("Sub.first")
+
+        def third(self, request: hw.ModelRequest) -> None:  # no longer a hook
+            events.append("Sub.third")
+
+    hw.model(llm, use=[Sub()])("x")
+    assert events == ["Sub.first", "Base.second", "Sub.own"]
+
+
 @pytest.mark.parametrize("how", ["model", "stack", "list"])
 def test_a_class_instead_of_an_instance_is_a_clear_type_error(how: str) -> None:
     """Passing the Middleware class (not an instance) names the class and asks for one."""
