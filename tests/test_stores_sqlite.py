@@ -4,6 +4,7 @@ file shared by threads and processes adds."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import sqlite3
 import subprocess
@@ -80,6 +81,18 @@ def test_a_bad_path_is_refused_naming_the_argument(
         SQLiteStore(path)
     assert str(caught.value).startswith("SQLiteStore(path) expects")
     assert message in str(caught.value)
+
+
+def test_a_store_dropped_without_close_closes_its_database(path: Path) -> None:
+    """Python 3.13 and newer warn of a connection garbage-collected while open."""
+    store = SQLiteStore(str(path))
+    store.set("k", 1)
+    db = store._db  # pyright: ignore[reportPrivateUsage]
+    assert db is not None
+    del store
+    gc.collect()
+    with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+        db.execute("SELECT 1")
 
 
 def test_a_file_that_cannot_be_opened_names_the_path(tmp_path: Path) -> None:

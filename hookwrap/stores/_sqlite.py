@@ -8,6 +8,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from typing import Any
 
 from ._base import Closing, check_key, check_ttl, dump
@@ -65,6 +66,9 @@ class SQLiteStore(Closing):
             self._db = sqlite3.connect(
                 path, timeout=5.0, isolation_level=None, check_same_thread=False
             )
+            # a store dropped without close() closes its database as it goes (Python 3.13
+            # and newer warn of a connection left open)
+            weakref.finalize(self, self._db.close)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; cheaper commits
             for statement in _SCHEMA:
