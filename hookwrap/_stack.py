@@ -205,6 +205,11 @@ def flatten(
         return list(items.hooks)
     if isinstance(items, (list, tuple)):
         for item in items:  # pyright: ignore[reportUnknownVariableType]
+            if item is None:  # only `use=None` itself means no hooks
+                raise TypeError(
+                    "use= got None among its items; it takes hooks, Middleware objects, "
+                    "Stacks and lists of them (use=None alone means no hooks)"
+                )
             out.extend(flatten(item, continue_on_error, continue_on_response))
         return out
     spec = getattr(items, "__hookwrap__", None)

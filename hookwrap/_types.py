@@ -196,12 +196,33 @@ def _content(value: str | Sequence[Part]) -> str | tuple[Part, ...]:
     return parts
 
 
+_Check = tuple[str, tuple[type[Any], ...], str]  # field, the types it takes, how they read
+_STR: tuple[type[Any], ...] = (str,)
+_OPT_STR: tuple[type[Any], ...] = (str, type(None))
+
+
+def _refuse(obj: object, checks: tuple[_Check, ...]) -> None:
+    """Raise a `TypeError` naming the first field of `obj` that `checks` refuses (a bool is
+    no int here, though Python says it is one)."""
+    for name, kinds, expected in checks:
+        value = getattr(obj, name)
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise TypeError(
+                f"{type(obj).__name__} {name} must be {expected} "
+                f"(got {type(value).__name__}: {value!r:.60})"
+            )
+
+
 @attrs.frozen(slots=True, weakref_slot=False)
 class TextPart(_Replace):
     """A text part of a multi-part message."""
 
     text: str
     type: Literal["text"] = "text"
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.text, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            _refuse(self, (("text", _STR, "a str"),))
 
 
 @attrs.frozen(slots=True, weakref_slot=False)
@@ -211,6 +232,9 @@ class ImagePart(_Replace):
     url: str
     media_type: str | None = None
     type: Literal["image"] = "image"
+
+    def __attrs_post_init__(self) -> None:
+        _refuse(self, (("url", _STR, "a str"), ("media_type", _OPT_STR, "a str or None")))
 
 
 Part = Union[TextPart, ImagePart]
@@ -223,6 +247,9 @@ class Usage(_Replace):
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
+
+    def __attrs_post_init__(self) -> None:
+        _refuse(self, _USAGE)
 
     def __add__(self, other: Usage) -> Usage:
         if not isinstance(other, Usage):  # pyright: ignore[reportUnnecessaryIsInstance]
@@ -242,6 +269,9 @@ class ToolCall(_Replace):
     name: str
     arguments: Mapping[str, Any] = attrs.field(factory=lambda: {})
     raw: Any = attrs.field(default=None, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        _refuse(self, _TOOL_CALL)
 
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -270,6 +300,10 @@ class Message(_Replace):
     tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tool_calls)
     tool_call_id: str | None = None
     name: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if not (isinstance(self.tool_call_id, _OPT_STR) and isinstance(self.name, _OPT_STR)):
+            _refuse(self, _MESSAGE)
 
     @property
     def text(self) -> str:
@@ -310,6 +344,9 @@ class ToolSpec(_Replace):
         factory=lambda: {"type": "object", "properties": {}}
     )
 
+    def __attrs_post_init__(self) -> None:
+        _refuse(self, _TOOL_SPEC)
+
 
 def _messages(value: Sequence[Message] | None) -> tuple[Message, ...]:
     hint = "; build messages with hw.Message(...) or hw.Message.user(...)"
@@ -336,6 +373,9 @@ class ModelRequest(_View):
     stream: bool = False
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
+    def __attrs_post_init__(self) -> None:
+        _refuse(self, _REQUEST)
+
 
 @attrs.frozen(slots=True, weakref_slot=False)
 class ModelResponse(_View):
@@ -346,6 +386,9 @@ class ModelResponse(_View):
     finish_reason: str | None = None
     model: str | None = None
     raw: Any = attrs.field(default=None, eq=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        _refuse(self, _RESPONSE)
 
     @property
     def text(self) -> str:
@@ -391,6 +434,17 @@ class Chunk(_Replace):
     value: Any = None
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
+    def __attrs_post_init__(self) -> None:  # one test on the way of every `replace`
+        if not (
+            isinstance(self.text, str)  # pyright: ignore[reportUnnecessaryIsInstance]
+            and isinstance(self.tool_call_id, _OPT_STR)
+            and isinstance(self.tool_name, _OPT_STR)
+            and isinstance(self.finish_reason, _OPT_STR)
+            and isinstance(self.name, _OPT_STR)
+            and isinstance(self.usage, _OPT_USAGE)
+        ):
+            _refuse(self, _CHUNK)
+
 
 @attrs.frozen(slots=True, weakref_slot=False)
 class ToolOutcome(_Replace):
@@ -400,6 +454,9 @@ class ToolOutcome(_Replace):
     result: Any = None
     error: BaseException | None = None
     duration: float = 0.0
+
+    def __attrs_post_init__(self) -> None:
+        _refuse(self, _OUTCOME)
 
 
 @attrs.frozen(slots=True, weakref_slot=False)
@@ -443,6 +500,50 @@ class FinishInfo(_Replace):
     usage: Usage
     error: BaseException | None = None
     reason: str | None = None
+
+
+_OPT_USAGE: tuple[type[Any], ...] = (Usage, type(None))
+_USAGE: tuple[_Check, ...] = tuple(
+    (name, (int,), "an int") for name in ("input_tokens", "output_tokens", "total_tokens")
+)
+_TOOL_CALL: tuple[_Check, ...] = (
+    ("id", _STR, "a str"),
+    ("name", _STR, "a str"),
+    ("arguments", (Mapping,), "a dict"),
+)
+_MESSAGE: tuple[_Check, ...] = (
+    ("tool_call_id", _OPT_STR, "a str or None"),
+    ("name", _OPT_STR, "a str or None"),
+)
+_TOOL_SPEC: tuple[_Check, ...] = (
+    ("name", _STR, "a str"),
+    ("description", _STR, "a str"),
+    ("parameters", (Mapping,), "a dict (a JSON schema)"),
+)
+_REQUEST: tuple[_Check, ...] = (
+    ("model", _OPT_STR, "a str or None"),
+    ("options", (Mapping,), "a dict"),
+    ("stream", (bool,), "True or False"),
+)
+_RESPONSE: tuple[_Check, ...] = (
+    ("message", (Message,), "a Message"),
+    ("usage", _OPT_USAGE, "a Usage or None"),
+    ("finish_reason", _OPT_STR, "a str or None"),
+    ("model", _OPT_STR, "a str or None"),
+)
+_CHUNK: tuple[_Check, ...] = (
+    ("text", _STR, "a str"),
+    ("tool_call_id", _OPT_STR, "a str or None"),
+    ("tool_name", _OPT_STR, "a str or None"),
+    ("usage", _OPT_USAGE, "a Usage or None"),
+    ("finish_reason", _OPT_STR, "a str or None"),
+    ("name", _OPT_STR, "a str or None"),
+)
+_OUTCOME: tuple[_Check, ...] = (
+    ("ok", (bool,), "True or False"),
+    ("error", (BaseException, type(None)), "an exception or None"),
+    ("duration", (float, int), "a number of seconds"),
+)
 
 
 # Markers a hook returns to steer its stage.

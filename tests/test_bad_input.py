@@ -152,6 +152,55 @@ def test_a_bad_chunk_kind() -> None:
             r"messages\[0\] must be a Message \(got dict.*hw\.Message",
         ),
         (lambda: hw.ModelRequest(tools=["search"]), TypeError, r"tools\[0\] must be a ToolSpec"),  # type: ignore[list-item]
+        (
+            lambda: hw.ModelRequest(model=42),
+            TypeError,
+            r"ModelRequest model must be a str or None \(got int: 42\)",
+        ),  # type: ignore[arg-type]
+        (lambda: hw.ModelRequest(options=None), TypeError, "ModelRequest options must be a dict"),  # type: ignore[arg-type]
+        (
+            lambda: hw.ModelRequest(stream="yes"),
+            TypeError,
+            "ModelRequest stream must be True or False",
+        ),  # type: ignore[arg-type]
+        (
+            lambda: hw.Message("user", "x", tool_call_id=5),
+            TypeError,
+            "Message tool_call_id must be a str or None",
+        ),  # type: ignore[arg-type]
+        (
+            lambda: hw.Message("tool", "x", name=5),
+            TypeError,
+            r"Message name must be a str or None \(got int: 5\)",
+        ),  # type: ignore[arg-type]
+        (lambda: hw.ToolCall("1", 42), TypeError, "ToolCall name must be a str"),  # type: ignore[arg-type]
+        (
+            lambda: hw.ToolCall("1", "f", "x=1"),
+            TypeError,
+            r"ToolCall arguments must be a dict \(got str: 'x=1'\)",
+        ),  # type: ignore[arg-type]
+        (
+            lambda: hw.ToolSpec("f", parameters=None),
+            TypeError,
+            "ToolSpec parameters must be a dict",
+        ),  # type: ignore[arg-type]
+        (
+            lambda: hw.ModelResponse(message="oops"),
+            TypeError,
+            "ModelResponse message must be a Message",
+        ),  # type: ignore[arg-type]
+        (
+            lambda: hw.ModelResponse(usage=(1, 2, 3)),
+            TypeError,
+            "ModelResponse usage must be a Usage or None",
+        ),  # type: ignore[arg-type]
+        (lambda: hw.Usage("5"), TypeError, r"Usage input_tokens must be an int \(got str: '5'\)"),  # type: ignore[arg-type]
+        (lambda: hw.Usage(1, True), TypeError, r"Usage output_tokens must be an int \(got bool"),
+        (lambda: hw.Chunk("text", text=42), TypeError, r"Chunk text must be a str \(got int: 42\)"),  # type: ignore[arg-type]
+        (lambda: hw.Chunk("text", "x").replace(text=None), TypeError, "Chunk text must be a str"),
+        (lambda: hw.Chunk("finish", finish_reason=1), TypeError, "Chunk finish_reason must be"),  # type: ignore[arg-type]
+        (lambda: hw.TextPart(3), TypeError, r"TextPart text must be a str \(got int: 3\)"),  # type: ignore[arg-type]
+        (lambda: hw.ToolOutcome("yes"), TypeError, "ToolOutcome ok must be True or False"),  # type: ignore[arg-type]
     ],
 )
 def test_neutral_types_refuse_what_they_cannot_hold_when_made(
@@ -171,6 +220,26 @@ def test_a_hook_replacing_messages_with_dicts_is_told_at_its_replace() -> None:
     with pytest.raises(TypeError, match=r"messages\[0\] must be a Message") as err:
         hw.model(answer, use=[add])("hi")
     assert any("add" in note for note in getattr(err.value, "__notes__", []))
+
+
+def test_a_hook_building_a_bad_neutral_value_is_named() -> None:
+    """The value is refused where the hook builds it, so the error carries the hook's note
+    (it used to fail later, inside hookwrap, as an AttributeError)."""
+
+    @hw.after_model
+    def oops(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message="oops")
+
+    @hw.on_chunk
+    def number(chunk: hw.Chunk) -> hw.Chunk:
+        return chunk.replace(text=42)
+
+    with pytest.raises(TypeError, match="ModelResponse message must be a Message") as err:
+        hw.model(answer, use=[oops])("hi")
+    assert any("oops" in note for note in getattr(err.value, "__notes__", []))
+    with pytest.raises(TypeError, match="Chunk text must be a str") as err:
+        "".join(hw.model(streamed, use=[number])("hi"))
+    assert any("number" in note for note in getattr(err.value, "__notes__", []))
 
 
 def test_a_target_returning_a_stream_of_the_other_shape_is_told_so() -> None:
@@ -195,6 +264,25 @@ def test_a_target_returning_a_stream_of_the_other_shape_is_told_so() -> None:
         asyncio.run(hw.model(returns_sync, use=[look])("hi"))
     with pytest.raises(TypeError, match=r"is a plain `def` but returned an async iterator"):
         hw.model(returns_async, use=[look])("hi")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: hw.model(answer, use=[None]),
+        lambda: hw.model(answer, use=[[hw.before_model(lambda request: None), None]]),
+        lambda: hw.Stack(None),
+        lambda: hw.Stack() + None,
+        lambda: hw.run(use=[None]),
+    ],
+)
+def test_none_among_the_hooks_is_refused(make: Callable[[], Any]) -> None:
+    with pytest.raises(TypeError, match=r"use= got None among its items"):
+        make()
+
+
+def test_use_none_itself_means_no_hooks() -> None:
+    assert hw.model(answer, use=None)("hi") == answer("hi")
 
 
 def test_a_target_that_is_not_callable() -> None:
