@@ -37,7 +37,7 @@ from ._convert import (
 )
 from ._engine import ToolEngine
 from ._errors import Aborted, Interrupt, add_note, check_int
-from ._hooks import Middleware
+from ._hooks import HookSpec, Middleware, describe
 from ._run import (
     RunContext,
     RunState,
@@ -60,7 +60,7 @@ from ._types import (
     ToolCall,
     Usage,
 )
-from ._wrap import Tool, fresh_hooks
+from ._wrap import Tool, Wrapped, fresh_hooks
 from ._wrap import tool as make_tool
 from .stores import MemoryStore, Store
 from .stores._base import check_store, dump
@@ -216,6 +216,16 @@ def _stack(hooks: Sequence[Hook]) -> Stack:
 def _as_tool(item: Any, where: str) -> Tool[..., Any]:
     if isinstance(item, Tool):
         return item  # pyright: ignore[reportUnknownVariableType]
+    spec = getattr(item, "__hookwrap__", None)
+    if isinstance(spec, HookSpec):
+        raise TypeError(
+            f"{where} got the {spec.kind} hook {describe(item)}: hooks go in use=, tools in tools="
+        )
+    if isinstance(item, Wrapped):
+        raise TypeError(
+            f"{where} got the model {describe(cast(Any, item))} (made with hw.model): an agent's "
+            "model is its first argument"
+        )
     if callable(item) and not isinstance(item, type):
         return make_tool(item)
     raise TypeError(

@@ -24,6 +24,11 @@ _lock = threading.Lock()  # patching is a check, then a change of classes: one a
 
 
 def _adapter(sdk: str) -> tuple[str, Any]:
+    if not isinstance(sdk, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(
+            f"hw.patch takes an SDK's name, one of {sorted(set(_SDKS))} (got "
+            f"{type(sdk).__name__}: {sdk!r:.60})"
+        )
     name = _SDKS.get(sdk)
     if name is None:
         raise ValueError(f"hw.patch knows the SDKs {sorted(set(_SDKS))} (got {sdk!r})")

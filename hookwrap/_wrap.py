@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
@@ -109,7 +110,9 @@ class Wrapped(_Proxy):
         chain = Chain(hooks)
         engine: ModelEngine | None = None
         runner: Callable[..., Any] = _direct
-        if chain.hooks:
+        if not chain.hooks:
+            FunctionAdapter(target)  # refuses a target hooks could not be put around
+        else:
             # an object's `async def __call__` makes it an async target too
             call: Any = target if inspect.isroutine(target) else type(target).__call__
             is_async = inspect.iscoroutinefunction(call) or inspect.isasyncgenfunction(call)
@@ -125,6 +128,29 @@ class Wrapped(_Proxy):
         super().__init__(target, runner, chain, engine, "model")
 
 
+_TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _tool_name(fn: Callable[..., Any], name: str | None) -> str:
+    """The tool's name: `name`, or the function's; one every provider takes (letters,
+    digits, `_` and `-`, at most 64), or a `TypeError`/`ValueError` saying what to pass."""
+    if name is not None and not isinstance(name, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(
+            f"hw.tool(name=...) expects a str or None (got {type(name).__name__}: {name!r:.60})"
+        )
+    chosen = name if name is not None else getattr(fn, "__name__", None)
+    if not isinstance(chosen, str):
+        raise TypeError(f"{describe(fn)} has no __name__: give the tool one with hw.tool(name=...)")
+    if not _TOOL_NAME.fullmatch(chosen):
+        given = "hw.tool(name=...)" if name is not None else f"the name of {describe(fn)}"
+        raise ValueError(
+            f"{given} is {chosen!r}: a tool name is 1 to 64 letters, digits, '_' or '-', "
+            "as every provider requires"
+            + ("" if name is not None else "; give the tool one with hw.tool(name=...)")
+        )
+    return chosen
+
+
 class Tool(_Proxy, Generic[P, R]):
     """A tool: the function, still callable as before, with hooks and a `spec`."""
 
@@ -135,7 +161,12 @@ class Tool(_Proxy, Generic[P, R]):
         name: str | None = None,
         description: str | None = None,
     ) -> None:
-        tool_name = name or getattr(fn, "__name__", None) or "tool"
+        tool_name = _tool_name(fn, name)
+        if description is not None and not isinstance(description, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+            raise TypeError(
+                f"hw.tool(description=...) expects a str or None (got "
+                f"{type(description).__name__}: {description!r:.60})"
+            )
         binding = ToolBinding(fn, tool_name, description)
         chain = Chain(hooks)
         is_async = inspect.iscoroutinefunction(fn)
@@ -190,12 +221,15 @@ def _check_target(fn: Any, what: str) -> None:
         raise TypeError(f"{what} expects a callable (got {type(fn).__name__}: {fn!r})")
 
 
+_DECORATOR: Any = object()  # no function given: `@hw.model(use=...)`, `@hw.tool(...)`
+
+
 # `F` -> `F` rather than `Callable[P, R]`: an overloaded SDK method keeps every overload
 @overload
 def model(fn: F, /, *, use: Use = ()) -> F: ...
 @overload
 def model(*, use: Use = ()) -> Callable[[F], F]: ...
-def model(fn: Any = None, /, *, use: Use = ()) -> Any:
+def model(fn: Any = _DECORATOR, /, *, use: Use = ()) -> Any:
     """Wrap a model callable (a function, an SDK method) with the hooks in `use`.
 
     `hw.model(fn, use=[...])` or, as a decorator, `@hw.model(use=[...])`.
@@ -210,7 +244,7 @@ def model(fn: Any = None, /, *, use: Use = ()) -> Any:
             return member
         return Wrapped(target, fresh)
 
-    return apply if fn is None else apply(fn)
+    return apply if fn is _DECORATOR else apply(fn)
 
 
 @overload
@@ -222,7 +256,12 @@ def tool(
     *, use: Use = (), name: str | None = None, description: str | None = None
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 def tool(
-    fn: Any = None, /, *, use: Use = (), name: str | None = None, description: str | None = None
+    fn: Any = _DECORATOR,
+    /,
+    *,
+    use: Use = (),
+    name: str | None = None,
+    description: str | None = None,
 ) -> Any:
     """Make a `Tool` from a function: `@hw.tool`, `@hw.tool(use=[guard])`, `hw.tool(fn)`.
 
@@ -235,10 +274,11 @@ def tool(
         if isinstance(target, Tool):
             inner = cast("Tool[P, R]", target)
             fresh = fresh_hooks(inner, hooks)
-            return Tool(inner, fresh, name or inner.name, description or inner.spec.description)
+            given = inner.spec.description if description is None else description
+            return Tool(inner, fresh, inner.name if name is None else name, given)
         return Tool(target, hooks, name, description)
 
-    return apply if fn is None else apply(fn)
+    return apply if fn is _DECORATOR else apply(fn)
 
 
 T = TypeVar("T")

@@ -1058,6 +1058,15 @@ def test_openai_streams_through_the_hooks(is_async: bool) -> None:
 
 def test_bad_constructor_arguments_are_clear_errors() -> None:
     model = Script()
+
+    @hw.before_model
+    def hook(request: hw.ModelRequest) -> None:
+        return None
+
+    with pytest.raises(TypeError, match=r"tools=...\) got the before_model hook .*hook .*use="):
+        Agent(model, tools=[hook])
+    with pytest.raises(TypeError, match=r"got the model .* \(made with hw.model\)"):
+        Agent(model, tools=[hw.model(lambda prompt: prompt)])
     with pytest.raises(TypeError, match="expected a model function or an SDK client"):
         Agent(42)
     with pytest.raises(TypeError, match=r"as a tuple must be \(client, \"model-name\"\)"):

@@ -290,6 +290,10 @@ def test_a_target_that_is_not_callable() -> None:
         hw.model(3)  # type: ignore[call-overload]
     with pytest.raises(TypeError, match=r"hw.tool expects a callable"):
         hw.tool("read_file")  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match=r"hw.model expects a callable \(got NoneType: None\)"):
+        hw.model(None)  # type: ignore[call-overload]
+    with pytest.raises(TypeError, match=r"hw.tool expects a callable \(got NoneType: None\)"):
+        hw.tool(None)  # type: ignore[call-overload]
 
 
 def test_a_function_without_a_model_argument() -> None:
@@ -298,6 +302,38 @@ def test_a_function_without_a_model_argument() -> None:
 
     with pytest.raises(TypeError, match="expected a parameter named `messages`"):
         hw.model(nothing, use=[hw.before_model(lambda request: None)])
+    with pytest.raises(TypeError, match="expected a parameter named `messages`"):
+        hw.model(nothing)  # no hooks yet: refused all the same, when wrapped
+
+
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "message"),
+    [
+        ({"name": 42}, TypeError, r"hw.tool\(name=...\) expects a str or None \(got int: 42\)"),
+        ({"name": ""}, ValueError, r"hw.tool\(name=...\) is '': a tool name is 1 to 64 letters"),
+        ({"name": "get weather!"}, ValueError, "is 'get weather!': a tool name is 1 to 64"),
+        ({"name": "x" * 65}, ValueError, "a tool name is 1 to 64 letters, digits"),
+        ({"description": 42}, TypeError, r"description=...\) expects a str or None \(got int"),
+    ],
+)
+def test_bad_tool_names_and_descriptions(
+    options: dict[str, Any], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        hw.tool(add, **options)
+    with pytest.raises(error, match=message):  # renaming a tool is checked the same way
+        hw.tool(hw.tool(add), **options)
+
+
+def test_a_lambda_tool_needs_a_name() -> None:
+    with pytest.raises(ValueError, match=r"'<lambda>'.*give the tool one with hw.tool\(name="):
+        hw.tool(lambda x: x)
+    assert hw.tool(lambda x: x, name="identity").spec.name == "identity"
+    assert hw.tool(add, name="plus-2_b").name == "plus-2_b"
 
 
 def test_a_hook_function_for_a_stage_the_target_never_has() -> None:

@@ -384,6 +384,8 @@ def test_patch_refuses_call_next_wrap_hooks_and_other_hooks_on_a_patched_sdk() -
         hw.patch("openai", use=[redact])
     with pytest.raises(ValueError, match="knows the SDKs"):
         hw.patch("no-such-sdk")
+    with pytest.raises(TypeError, match=r"takes an SDK's name, one of .* \(got int: 42\)"):
+        hw.patch(42)  # type: ignore[arg-type]
 
 
 @pytest.mark.usefixtures("unpatched")
