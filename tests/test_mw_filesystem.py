@@ -5,6 +5,7 @@ sockets are refused with a `FilesystemError`, also when the tree changes under a
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import socket
@@ -255,6 +256,45 @@ REFUSALS = [
 def test_read_file_refuses(root: Path, path: str, message: str) -> None:
     read_file = tools(Filesystem(root=root))["read_file"]
     refused(lambda: read_file(path), message)
+
+
+@pytest.mark.parametrize("walk", [True, False], ids=["openat", "no openat"])
+def test_a_path_through_a_link_out_of_the_root_is_refused_even_if_it_comes_back(
+    root: Path, outside: Path, monkeypatch: pytest.MonkeyPatch, walk: bool
+) -> None:
+    """Only the end of `sub/up/root/notes.txt` is inside; had it been read, the model could
+    learn what lies outside (`sub/up/outside/../root/notes.txt` works only if it exists)."""
+    monkeypatch.setattr(_filesystem, "_WALK", walk and _filesystem._WALK)
+    (root / "sub" / "up").symlink_to("../..", target_is_directory=True)  # the root's parent
+    (root / "here").symlink_to(".", target_is_directory=True)  # the root itself
+    (root / "abs_sub").symlink_to(root / "sub", target_is_directory=True)
+    fs = tools(Filesystem(root=root, allow_write=True))
+    for path in (
+        "sub/up/root/notes.txt",
+        "sub/up/outside/../root/notes.txt",
+        "sub/up/missing/../root/notes.txt",
+        "in_dir/up/root/notes.txt",
+        "here/../root/notes.txt",  # `..` from the root, through a link to it
+        "here/sub/up/root/sub/inner.txt",
+    ):
+        refused(functools.partial(fs["read_file"], path), f"path {path!r} is {THROUGH_LINK}")
+        refused(functools.partial(fs["edit_file"], path, "one", "1"), THROUGH_LINK)
+    refused(lambda: fs["list_files"]("sub/up/root"), THROUGH_LINK)
+    refused(lambda: fs["list_files"]("here/.."), THROUGH_LINK)
+    refused(lambda: fs["write_file"]("sub/up/root/new.txt", "x"), THROUGH_LINK)
+    refused(lambda: fs["write_file"]("sub/up/outside/new.txt", "x"), THROUGH_LINK)
+    assert not (root / "new.txt").exists()
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    assert (root / "notes.txt").read_text("utf-8") == "one\ntwo\nthree\n"
+    # links that stay inside, relative or absolute, still work
+    assert fs["list_files"]("sub") == ["deeper/", "inner.txt"]  # `up` is left out
+    assert fs["read_file"]("here/notes.txt") == "one\ntwo\nthree\n"
+    assert fs["read_file"]("here/in_dir/../notes.txt") == "one\ntwo\nthree\n"
+    assert fs["read_file"]("abs_sub/inner.txt") == "inner\n"
+    assert fs["write_file"]("here/abs_sub/made.txt", "made") == (
+        "wrote 4 characters to 'here/abs_sub/made.txt'"
+    )
+    assert (root / "sub" / "made.txt").read_text("utf-8") == "made"
 
 
 def test_an_absolute_path_into_the_root_is_refused_too(root: Path) -> None:

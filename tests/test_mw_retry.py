@@ -121,6 +121,7 @@ def test_other_errors_are_not_retried(waits: Waits, error: BaseException) -> Non
     [
         (ConnectionResetError(), True),
         (TimeoutError(), True),
+        (HttpError(408), True),  # Request Timeout
         (HttpError(429), True),
         (HttpError(500), True),
         (HttpError(599), True),
@@ -190,6 +191,14 @@ def test_full_jitter_draws_between_zero_and_the_cap() -> None:
         ({"retry-after": "120"}, 4.0),  # longer than max_delay: the backoff decides
         ({"retry-after": "soon"}, 4.0),
         ({}, 4.0),
+        ({"retry-after": "0"}, 0.0),
+        # a negative or non-finite wait means nothing: ignored, and the backoff decides
+        ({"retry-after": "-5"}, 4.0),
+        ({"retry-after-ms": "-5000", "retry-after": "-5"}, 4.0),
+        ({"retry-after-ms": "-5000", "retry-after": "2"}, 2.0),
+        ({"retry-after-ms": "nan", "retry-after": "2"}, 2.0),
+        ({"retry-after": "-inf"}, 4.0),
+        ({"retry-after-ms": "inf"}, 4.0),
     ],
 )
 def test_retry_after_is_honoured(headers: dict[str, str], expected: float) -> None:
@@ -201,6 +210,31 @@ def test_retry_after_as_an_http_date() -> None:
     when = email.utils.formatdate(time.time() + 30, usegmt=True)
     wait = Retry(jitter=False).delay(0, HttpError(503, {"retry-after": when}))
     assert 25 < wait <= 30
+    past = email.utils.formatdate(time.time() - 30, usegmt=True)
+    assert Retry(jitter=False).delay(0, HttpError(503, {"retry-after": past})) == 0
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_negative_retry_after_from_an_sdk_is_ignored_alike_sync_and_async(
+    waits: Waits, is_async: bool
+) -> None:
+    pytest.importorskip("openai")
+    provider = FakeProvider(["Hello!"])
+    provider.fail(429, times=2, retry_after=-5)  # retry-after: -5, retry-after-ms: -5000
+    client = hw.wrap(provider.openai(is_async, max_retries=0), use=[Retry(jitter=False)])
+    made = client.chat.completions.create(model="m", messages=USER)
+    completion = asyncio.run(made) if is_async else made
+    assert completion.choices[0].message.content == "Hello!"
+    assert waits.seconds == [1.0, 2.0]  # the backoff's, not -5
+
+
+def test_a_negative_retry_after_does_not_break_a_real_sleep() -> None:
+    pytest.importorskip("openai")
+    provider = FakeProvider(["Hello!"])
+    provider.fail(429, retry_after=-5)
+    client = hw.wrap(provider.openai(max_retries=0), use=[Retry(initial_delay=0)])
+    completion = client.chat.completions.create(model="m", messages=USER)
+    assert completion.choices[0].message.content == "Hello!"
 
 
 # -- streams -----------------------------------------------------------------------------------
@@ -375,6 +409,27 @@ def test_anthropic_429_waits_as_long_as_retry_after_says(waits: Waits) -> None:
     assert isinstance(message, anthropic.types.Message)
     assert message.content[0].text == "Hello!"
     assert waits.seconds == [3.0]
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic", "google.genai"])
+def test_a_408_request_timeout_is_retried_for_every_sdk(waits: Waits, sdk: str) -> None:
+    pytest.importorskip(sdk)
+    provider = FakeProvider(["Hello!"])
+    provider.fail(408)
+    retry = Retry(jitter=False)
+    if sdk == "openai":
+        openai = hw.wrap(provider.openai(max_retries=0), use=[retry])
+        text = openai.chat.completions.create(model="m", messages=USER).choices[0].message.content
+    elif sdk == "anthropic":
+        anthropic = hw.wrap(provider.anthropic(max_retries=0), use=[retry])
+        block = anthropic.messages.create(model="m", max_tokens=10, messages=USER).content[0]
+        text = getattr(block, "text", None)
+    else:
+        genai = hw.wrap(provider.genai(max_retries=0), use=[retry])
+        text = genai.models.generate_content(model="gemini", contents="hi").text
+    assert text == "Hello!"
+    assert [r.status for r in provider.requests] == [408, 200]
+    assert waits.seconds == [1.0]
 
 
 def test_anthropic_400_is_not_retried(waits: Waits) -> None:

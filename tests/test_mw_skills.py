@@ -99,6 +99,37 @@ def test_the_simple_front_matter_forms(tmp_path: Path) -> None:
     assert found["d"].body == "C# is fine"
 
 
+@pytest.mark.parametrize(
+    ("front", "name", "description"),
+    [
+        ('name: "pdf-forms"  # the id', "pdf-forms", "Body"),
+        ("name: 'pdf'  # the id\ndescription: 'Fill forms.'\t# short", "pdf", "Fill forms."),
+        ("name: 'it''s'\ndescription: 'Don''t flatten ''forms'''", "it's", "Don't flatten 'forms'"),
+        ("name: ''''", "'", "Body"),
+        ("name: \"a # b\" # c\ndescription: '#1 # not a comment'", "a # b", "#1 # not a comment"),
+        (r'name: "say \"hi\" \\ \u00e9\x41\ttab\q"', 'say "hi" \\ \u00e9A\ttab\\q', "Body"),
+        (
+            'description: "Fill in\n  # quoted\n  PDF forms."  # c',
+            "x",
+            "Fill in # quoted PDF forms.",
+        ),
+        ("description:  # none on this line\n  # c\n  'on the next'", "x", "on the next"),
+        ("description: |\n  # Heading\n  text # kept", "x", "# Heading text # kept"),
+        ("description: one\n  # a comment\n  two", "x", "one two"),
+        ("description: # only a comment", "x", "Body"),
+        ("description: plain\n  and more # c", "x", "plain and more"),
+        ('name: "not closed', '"not closed', "Body"),
+        ("name: 'a' and more # c", "'a' and more", "Body"),
+    ],
+)
+def test_quotes_comments_and_escapes_in_front_matter_as_in_yaml(
+    tmp_path: Path, front: str, name: str, description: str
+) -> None:
+    write(tmp_path / "x", f"---\n{front}\n---\nBody\n")
+    (skill,) = Skills(paths=[tmp_path]).skills.values()
+    assert (skill.name, skill.description) == (name, description)
+
+
 def test_paths_are_read_in_order_and_relative_ones_from_the_current_directory(
     tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

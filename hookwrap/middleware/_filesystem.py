@@ -57,11 +57,11 @@ class Filesystem(Middleware):
     """Tools for the files beneath `root`: `list_files` and `read_file`, and with
     `allow_write=True` also `write_file` and `edit_file`, each name after `prefix`.
 
-    Paths from the model are relative to `root`. Absolute paths, `..` leading out,
-    symbolic links resolving outside, NUL bytes, and FIFOs, sockets and device files are
-    refused with a `FilesystemError` whose message tells the model what went wrong.
-    Text is UTF-8; a read returns at most `max_chars` characters (longer files are read
-    in parts, with `offset` and `limit`).
+    Paths from the model are relative to `root`. Absolute paths, `..` leading out, paths
+    through a symbolic link that leads outside (even if the rest comes back in), NUL
+    bytes, and FIFOs, sockets and device files are refused with a `FilesystemError` whose
+    message tells the model what went wrong. Text is UTF-8; a read returns at most
+    `max_chars` characters (longer files are read in parts, with `offset` and `limit`).
 
     Args:
         root: the directory the tools see (`str` or `os.PathLike`); it must exist.
@@ -224,11 +224,22 @@ class Filesystem(Middleware):
         joined = os.path.join(self.root, path)
         if not Path(os.path.normpath(joined)).is_relative_to(self.root):
             raise FilesystemError(f"path {path!r} is outside the root")
-        # `..` after a symbolic link leaves the link's target, not the link: resolve the
-        # path as the OS would, and check where it ends up
-        real = os.path.realpath(joined)
-        if not Path(real).is_relative_to(self.root):
-            raise FilesystemError(f"path {path!r} is outside the root (through a symbolic link)")
+        # Resolve the path as the OS would, one component at a time (`..` after a symbolic
+        # link leaves the link's target, not the link), and refuse it as soon as it is
+        # outside: checking only where it ends up would let `up/<root's name>/x`, through a
+        # link `up` to the root's parent, tell the model what lies outside.
+        real = self.root
+        for name in Path(joined).relative_to(self.root).parts:
+            if name == "..":
+                real = os.path.dirname(real)
+            elif name != ".":
+                real = os.path.join(real, name)
+                if os.path.islink(real):
+                    real = os.path.realpath(real)
+            if not Path(real).is_relative_to(self.root):
+                raise FilesystemError(
+                    f"path {path!r} is outside the root (through a symbolic link)"
+                )
         return Path(real).relative_to(self.root).parts
 
     def _full(self, parts: tuple[str, ...]) -> str:

@@ -41,44 +41,47 @@ def _status(exc: BaseException) -> int | None:
 
 def is_transient(exc: BaseException) -> bool:
     """`Retry`'s default `retry_on`: connection errors and timeouts (Python's, httpx's and the
-    SDKs'), and HTTP 429 and 5xx answers of the SDKs (or any error with such a
+    SDKs'), and HTTP 408, 429 and 5xx answers of the SDKs (or any error with such a
     `status_code`)."""
     if isinstance(exc, (ConnectionError, TimeoutError)):
         return True
     status = _status(exc)
     if status is not None:
-        return status == 429 or 500 <= status < 600
+        return status in (408, 429) or 500 <= status < 600
     return any(
         klass.__name__ in _TRANSIENT_NAMES and klass.__module__.startswith(_SDK_MODULES)
         for klass in type(exc).__mro__
     )
 
 
+def _seconds(text: Any, unit: float) -> float | None:
+    """`text`, a number of `unit`s, in seconds; None if it is no number, or a negative or
+    non-finite one (no wait a server can mean: the backoff decides, as in the SDKs)."""
+    try:
+        seconds = float(text) / unit
+    except (TypeError, ValueError):
+        return None
+    return seconds if 0 <= seconds < math.inf else None
+
+
 def retry_after(exc: BaseException) -> float | None:
-    """The wait, in seconds, an error's HTTP response asks for (`retry-after-ms` or
+    """The wait, in seconds, an error's HTTP response asks for (`retry-after-ms`, else
     `Retry-After` in seconds or as an HTTP date), or None."""
     headers = getattr(getattr(exc, "response", None), "headers", None)
     if not isinstance(headers, Mapping):
         return None
     found: Mapping[str, Any] = headers  # pyright: ignore[reportUnknownVariableType]
-    millis = found.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return float(millis) / 1000
-        except ValueError:
-            pass
     value = found.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
+    seconds = _seconds(found.get("retry-after-ms"), 1000)
+    if seconds is None:
+        seconds = _seconds(value, 1)
+    if seconds is not None or value is None:
+        return seconds
     try:
         when = email.utils.parsedate_to_datetime(str(value))
     except (TypeError, ValueError):
         return None
-    return max(0.0, when.timestamp() - time.time())
+    return max(0.0, when.timestamp() - time.time())  # a date in the past asks for no wait
 
 
 def _number(name: str, value: object, expected: str, minimum: float) -> float:
@@ -103,9 +106,10 @@ class Retry(Middleware):
     The wait before retry `n` (from 0) is up to ``min(max_delay, initial_delay * backoff**n)``,
     drawn uniformly from zero to that cap when `jitter` is on ("full jitter"). A wait the
     error's HTTP response asks for (``Retry-After``, ``retry-after-ms``) is used instead
-    when it is no longer than `max_delay`. A stream is retried only while no chunk has
-    reached the caller: Retry reads the first chunk itself before handing the stream on.
-    When every attempt failed, the last error propagates, with a note saying so.
+    when it is no longer than `max_delay` (a negative one is ignored). A stream is retried
+    only while no chunk has reached the caller: Retry reads the first chunk itself before
+    handing the stream on. When every attempt failed, the last error propagates, with a
+    note saying so.
     """
 
     name = "Retry"

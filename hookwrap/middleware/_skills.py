@@ -3,6 +3,7 @@ and read on demand with a `use_skill` tool."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,6 +22,31 @@ __all__ = ["Skill", "Skills"]
 PathArg = Union[str, "os.PathLike[str]"]
 
 _BLOCK = re.compile(r"[|>][+-]?")  # a YAML block scalar's indicator: the text follows
+_COMMENT = re.compile(r"(?:^|\s)#")  # as in YAML: "#" after a space (or first) starts a comment
+# A value in single quotes ('' is one quote) or double quotes (backslash escapes), followed
+# by nothing but an optional comment.
+_QUOTED = re.compile(r"""(?:'((?:[^']|'')*)'|"((?:[^"\\]|\\.)*)")(?:\s+#.*)?""", re.DOTALL)
+_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", re.DOTALL)
+_ESCAPES = {
+    "0": "\0",
+    "a": "\a",
+    "b": "\b",
+    "t": "\t",
+    "\t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    '"': '"',
+    "/": "/",
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
+}
 
 
 @attrs.frozen
@@ -34,12 +60,43 @@ class Skill:
     path: str
 
 
+def _unescape(match: re.Match[str]) -> str:
+    code = match[1]
+    if len(code) > 1:
+        number = int(code[1:], 16)
+        return chr(number) if number <= 0x10FFFF else match[0]
+    return _ESCAPES.get(code, match[0])  # an escape YAML does not know stays as written
+
+
+def _uncomment(line: str) -> str:
+    found = _COMMENT.search(line)
+    return (line if found is None else line[: found.start()]).strip()
+
+
+def _value(lines: list[str]) -> str:
+    """A key's value from the text after its colon and its continuation lines (stripped)."""
+    first = _uncomment(lines[0])
+    if _BLOCK.fullmatch(first):
+        return " ".join(lines[1:])  # a block scalar's lines are text, "#" included
+    if not first:  # no value on the key's line (or only a comment): it starts below
+        lines = list(itertools.dropwhile(lambda line: line.startswith("#"), lines[1:]))
+    quoted = _QUOTED.fullmatch(" ".join(lines))
+    if quoted is None:
+        return " ".join(filter(None, map(_uncomment, lines)))
+    single, double = quoted.groups()
+    if single is not None:
+        return single.replace("''", "'")
+    return _ESCAPE.sub(_unescape, double)
+
+
 def _front_matter(text: str, path: str) -> tuple[dict[str, str], str]:
     """The ``key: value`` pairs between the opening and closing ``---`` lines, and the rest.
 
     Only the simple form is read: one key per line, an indented line continuing the value
-    before it, quotes around a value dropped, ``#`` comments and blank lines skipped.
-    Multi-line values are joined with spaces (they are names and one-line descriptions).
+    before it, ``#`` comments and blank lines skipped. A value in single quotes (``''``
+    for a quote) or double quotes (YAML's backslash escapes) loses its quotes; ``#`` in
+    quotes is text. Multi-line values are joined with spaces (they are names and one-line
+    descriptions).
     """
     lines = text.splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
@@ -47,15 +104,17 @@ def _front_matter(text: str, path: str) -> tuple[dict[str, str], str]:
     end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
     if end is None:
         raise ValueError(f"Skills: {path} opens its front matter with '---' but never closes it")
-    fields: dict[str, str] = {}
+    raw: dict[str, list[str]] = {}
     key: str | None = None
     for number, line in enumerate(lines[1:end], start=2):
         stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
+        if not stripped:
             continue
-        if line[0] in " \t":
+        if line[0] in " \t":  # kept even when it starts with "#": in quotes, that is text
             if key is not None:
-                fields[key] = f"{fields[key]} {stripped}".strip()
+                raw[key].append(stripped)
+            continue
+        if stripped.startswith("#"):
             continue
         name, colon, value = line.partition(":")
         if not colon or not name.strip():
@@ -64,15 +123,8 @@ def _front_matter(text: str, path: str) -> tuple[dict[str, str], str]:
                 f"(got {line.rstrip()!r})"
             )
         key = name.strip()
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        else:
-            value = value.split(" #", 1)[0].rstrip()  # as in YAML: " #" starts a comment
-            if _BLOCK.fullmatch(value):
-                value = ""
-        fields[key] = value
-    return fields, "".join(lines[end + 1 :])
+        raw[key] = [value.strip()]
+    return {key: _value(values) for key, values in raw.items()}, "".join(lines[end + 1 :])
 
 
 def _first_line(body: str) -> str:
