@@ -621,3 +621,53 @@ def test_sse_decoder_keeps_each_event_and_its_bytes_however_the_body_is_split() 
         assert [e.raw for e in found] == [encode_sse(name, data) for name, data in events]
 
     check()
+
+
+def test_one_reply_alone_is_a_script_of_one() -> None:
+    provider = FakeProvider("Hello there!")
+    assert list(provider.replies) == ["Hello there!"]  # not one reply per character
+    answer = provider.openai().chat.completions.create(model="m", messages=USER)
+    assert answer.choices[0].message.content == "Hello there!"
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: FakeProvider([42]), TypeError, r"replies=...\)\[0\] must be a str, an assistant"),
+        (lambda: FakeProvider(["ok", None]), TypeError, r"\[1\] must be .*\(got NoneType"),
+        (lambda: FakeProvider(42), TypeError, r"expects a list of replies \(got int: 42\)"),
+        (lambda: FakeProvider(chunk_size=2.5), TypeError, r"chunk_size=...\) expects an int >= 1"),
+        (lambda: FakeProvider(chunk_size=0), ValueError, r"chunk_size=...\) expects an int >= 1"),
+        (lambda: FakeProvider().fail("503"), TypeError, r"fail\(status=...\) expects an int"),
+        (lambda: FakeProvider().fail(200), ValueError, r"fail\(status=...\) expects an int >= 400"),
+        (lambda: FakeProvider().fail(600), ValueError, "an HTTP error status, 400 to 599"),
+        (
+            lambda: FakeProvider().fail(times=0),
+            ValueError,
+            r"fail\(times=...\) expects an int >= 1",
+        ),
+        (lambda: FakeProvider().fail(body="oops"), TypeError, r"fail\(body=...\) expects a dict"),
+        (
+            lambda: FakeProvider().fail(retry_after="x"),
+            TypeError,
+            "retry_after=...\\) expects a number",
+        ),
+        (lambda: FakeProvider().fail(retry_after=-1), TypeError, "a number of seconds >= 0"),
+        (
+            lambda: FakeProvider().transport("httpx"),
+            TypeError,
+            "expects the httpx or httpx2 module",
+        ),
+        (
+            lambda: FakeProvider().openai("yes"),
+            TypeError,
+            r"openai\(async_\) expects True or False",
+        ),
+        (lambda: FakeProvider().anthropic(1), TypeError, r"anthropic\(async_\) expects True or"),
+    ],
+)
+def test_bad_arguments_are_refused_when_given(
+    make: Any, error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        make()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union, cast, overload
 
 import attrs
 
+from .._errors import check_int
 from .._types import Message, ModelRequest, ModelResponse, Usage
 from ..adapters._wire import Event, Wire
 from ._server import Answer, SSEStream, serve
@@ -81,9 +82,22 @@ def _stream_class(module: ModuleType) -> type[SSEStream]:
     return cls
 
 
+def _check_flag(method: str, async_: object) -> None:
+    if not isinstance(async_, bool):
+        raise TypeError(
+            f"FakeProvider.{method}(async_) expects True or False (got "
+            f"{type(async_).__name__}: {async_!r:.60})"
+        )
+
+
 def _httpx_module(module: ModuleType | None = None, sdk_client: type | None = None) -> ModuleType:
     """`module`, else the httpx flavour `sdk_client` derives from, else httpx2 or httpx."""
     if module is not None:
+        if not isinstance(module, ModuleType) or module.__name__ not in ("httpx", "httpx2"):
+            raise TypeError(
+                "FakeProvider.transport(module) expects the httpx or httpx2 module (got "
+                f"{type(module).__name__}: {module!r:.60})"
+            )
         return module
     if sdk_client is not None:
         for cls in sdk_client.__mro__:
@@ -206,7 +220,8 @@ class FakeProvider:
     Anthropic (Messages) and Gemini (generateContent, streamGenerateContent) HTTP APIs.
 
     Each model call is answered with the next of `replies` (a `str`, an assistant `Message`,
-    a `ModelResponse`, or a function of the `ModelRequest` returning one of those); when
+    a `ModelResponse`, or a function of the `ModelRequest` returning one of those; one of
+    them given alone is a script of one reply, ``FakeProvider("Hi")``); when
     none are left, with an echo: ``"You said: <text of the last user message>"``. A missing
     model is the request's (or ``"fake-model"``), a missing finish reason the API's own for
     a complete answer (or for tool calls), and missing usage is counted as one token per 4
@@ -224,10 +239,26 @@ class FakeProvider:
     included), `closed` (how many streams the client closed before their end).
     """
 
-    def __init__(self, replies: Iterable[Reply] | None = None, *, chunk_size: int = 4) -> None:
-        if chunk_size < 1:
-            raise ValueError(f"chunk_size must be at least 1 (got {chunk_size!r})")
-        self.replies: deque[Reply] = deque(replies or ())
+    def __init__(
+        self, replies: Iterable[Reply] | Reply | None = None, *, chunk_size: int = 4
+    ) -> None:
+        check_int("FakeProvider(chunk_size=...)", chunk_size, 1)
+        if isinstance(replies, (str, Message, ModelResponse)) or callable(replies):
+            replies = [replies]  # one reply, not a str's characters
+        elif replies is not None and not isinstance(replies, Iterable):
+            raise TypeError(
+                "FakeProvider(replies=...) expects a list of replies (got "
+                f"{type(replies).__name__}: {replies!r:.60})"
+            )
+        script: list[Reply] = list(replies or ())
+        for i, reply in enumerate(script):
+            if not (isinstance(reply, (str, Message, ModelResponse)) or callable(reply)):
+                raise TypeError(
+                    f"FakeProvider(replies=...)[{i}] must be a str, an assistant Message, a "
+                    "ModelResponse or a function of the ModelRequest returning one (got "
+                    f"{type(reply).__name__}: {reply!r:.60})"
+                )
+        self.replies: deque[Reply] = deque(script)
         self.requests: list[Received] = []
         self.closed = 0
         self.chunk_size = chunk_size
@@ -248,8 +279,27 @@ class FakeProvider:
         """Answer the next `times` model calls with HTTP `status` and the API's error JSON
         (or `body`), with ``Retry-After`` (seconds) and ``retry-after-ms`` headers when
         `retry_after` is set. Failed calls do not use up a scripted reply."""
-        if status < 400 or times < 1:
-            raise ValueError(f"fail() needs status >= 400 and times >= 1 (got {status}, {times})")
+        check_int("FakeProvider.fail(status=...)", status, 400)
+        if status > 599:
+            raise ValueError(
+                f"FakeProvider.fail(status=...) expects an HTTP error status, 400 to 599 "
+                f"(got {status})"
+            )
+        check_int("FakeProvider.fail(times=...)", times, 1)
+        if body is not None and not isinstance(body, Mapping):
+            raise TypeError(
+                "FakeProvider.fail(body=...) expects a dict (the error's JSON) or None (got "
+                f"{type(body).__name__}: {body!r:.60})"
+            )
+        if retry_after is not None and not (
+            isinstance(retry_after, (int, float))
+            and not isinstance(retry_after, bool)
+            and 0 <= retry_after < float("inf")
+        ):
+            raise TypeError(
+                "FakeProvider.fail(retry_after=...) expects a number of seconds >= 0 or None "
+                f"(got {type(retry_after).__name__}: {retry_after!r:.60})"
+            )
         with self._lock:
             self._failures.append(_Failure(status, times, body, retry_after))
 
@@ -313,6 +363,7 @@ class FakeProvider:
         the transport, or over HTTP to `url` (what `serve()` yields). API key ``"test"``."""
         import openai
 
+        _check_flag("openai", async_)
         base_url = f"{url or _HOST}/v1"
         if async_:
             http = None if url else self._client(openai.DefaultAsyncHttpxClient)
@@ -343,6 +394,7 @@ class FakeProvider:
         through the transport, or over HTTP to `url`. API key ``"test"``."""
         import anthropic
 
+        _check_flag("anthropic", async_)
         base_url = url or _HOST
         if async_:
             http = None if url else self._client(anthropic.DefaultAsyncHttpxClient)
