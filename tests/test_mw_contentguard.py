@@ -1,7 +1,8 @@
 """ContentGuard (SPEC §8): rules on whole answers and streams in every call shape, buffered
-streams equal to the rules applied to the whole text (a hypothesis law), the chunk
-strategy, non-text chunks in order, early close, block, on_filtered, a real SDK stream,
-bad constructor input and the docs page."""
+streams equal to the rules applied to the whole text (hypothesis laws, for regex and
+function rules), what each rule holds back, the chunk strategy, non-text chunks in order,
+early close, block, on_filtered, a real SDK stream, bad constructor input and the docs
+page."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import hookwrap as hw
@@ -45,6 +46,26 @@ def streamer(kind: str, items: Sequence[Any], log: Log | None = None) -> Callabl
                 yield item
         finally:
             log.append("target closed")
+
+    return allm
+
+
+def marker(kind: str, items: Sequence[Any], log: Log) -> Callable[..., Any]:
+    """A generator function (sync or async) yielding `items`, noting `|` each time the
+    caller asks for more: what the caller received before it came with that item."""
+    if kind == "sync":
+
+        def llm(prompt: str) -> Iterator[Any]:
+            for item in items:
+                yield item
+                log.append("|")
+
+        return llm
+
+    async def allm(prompt: str) -> AsyncIterator[Any]:
+        for item in items:
+            yield item
+            log.append("|")
 
     return allm
 
@@ -126,6 +147,37 @@ def test_text_that_cannot_be_part_of_a_match_is_released_before_the_end(kind: st
     # all but the last window + 1 characters go out with the chunk that brought them; the
     # tail when the stream has ended
     assert log == ["abcde", "fghijklm", "nopqrstu", "target closed", "vwx"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("rules", "log"),
+    [
+        # each regex rule holds back the last window + 1 characters of what the rule before
+        # it released: two hold back 2 * (window + 1) when neither changes the text
+        ([(r"zz", "Z"), (r"yy", "Y")], ["|", "abcde", "|", "f", "|", "ghijklmnop"]),
+        # a function rule at least window + 1: every cut fits upper()
+        ([str.upper], ["ABCDE", "|", "FGHIJ", "|", "K", "|", "LMNOP"]),
+        ([(r"zz", "Z"), str.upper], ["|", "ABCDE", "|", "F", "|", "GHIJKLMNOP"]),
+        # more where a change straddles the cut: "efg" (4 to 7) moves it from 5 back to 4
+        ([lambda text: text.replace("efg", "!")], ["abcd", "|", "!hij", "|", "k", "|", "lmnop"]),
+    ],
+)
+def test_each_rule_holds_back_its_own_tail_of_what_the_rule_before_released(
+    kind: str, rules: list[Any], log: Log
+) -> None:
+    seen: Log = []
+
+    @hw.on_chunk
+    def arrived(chunk: hw.Chunk) -> None:
+        seen.append(chunk.text)
+
+    guard = ContentGuard(rules=rules, window=4)
+    out = consume(
+        kind, hw.model(marker(kind, ["abcdefghij", "klmno", "p"], seen), use=[arrived, guard])
+    )
+    assert seen == log
+    assert "".join(out) == reference(rules, "abcdefghijklmnop")
 
 
 @given(
@@ -287,21 +339,95 @@ def test_a_streamed_respond_answer_is_filtered_once_chunk_by_chunk(kind: str) ->
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_function_rules_see_the_whole_answer_or_each_released_piece(kind: str) -> None:
-    given: Log = []
+def test_a_function_rule_catches_a_word_split_over_chunks(kind: str) -> None:
+    def redact(text: str) -> str:
+        return text.replace("secret", "[x]")
 
-    def shout(text: str) -> str:
-        given.append(text)
-        return text.upper()
+    guard = ContentGuard(rules=[redact])
+    out = consume(kind, hw.model(streamer(kind, ["my sec", "ret is 42"]), use=[guard]))
+    assert "".join(out) == "my [x] is 42"
 
-    guard = ContentGuard(rules=[(r"bad", "ok"), shout], window=3)
-    assert call(kind, hw.model(answerer(kind, "a bad day"), use=[guard])) == "A OK DAY"
-    assert given == ["a ok day"]
-    given.clear()
-    out = consume(kind, hw.model(streamer(kind, ["a ba", "d day", "s"]), use=[guard]))
-    assert "".join(out) == "A OK DAYS"
-    assert given == [o.lower() for o in out]  # the pieces the regex released, one by one
-    assert len(given) > 1
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_function_rules_see_the_whole_answer_or_pieces_reported_as_released(kind: str) -> None:
+    """In a stream a function is also tried on pieces of the held-back text, to find where
+    to cut; `on_filtered` hears only of the pieces that go out changed."""
+    records: list[Filtered] = []
+
+    def redact(text: str) -> str:
+        return text.replace("secret", "[x]")
+
+    guard = ContentGuard(rules=[(r"bad", "ok"), redact], window=6, on_filtered=records.append)
+    answer = "a bad secret, another secret"
+    assert call(kind, hw.model(answerer(kind, answer), use=[guard])) == "a ok [x], another [x]"
+    assert [(r.rule, r.matched) for r in records] == [
+        (guard.rules[0], "bad"),
+        (redact, "a ok secret, another secret"),
+    ]
+    records.clear()
+    pieces = ["a ba", "d sec", "ret, then a long pause, then another s", "ecret and more text"]
+    out = consume(kind, hw.model(streamer(kind, pieces), use=[guard]))
+    assert out == ["a ok [x], then a long pause, ", "then another [x]", " and more text"]
+    assert records == [
+        Filtered(guard.rules[0], "bad", "ok"),
+        Filtered(redact, "a ok secret, then a long pause, ", "a ok [x], then a long pause, "),
+        Filtered(redact, "then another secret", "then another [x]"),
+    ]
+
+
+@given(data=st.data(), window=st.integers(min_value=5, max_value=7))
+@settings(max_examples=150, deadline=None)
+def test_function_rules_in_a_buffered_stream_equal_the_rules_on_the_whole_text(
+    data: st.DataObject, window: int
+) -> None:
+    """However the text is split, sync and async, for functions replacing words of at most
+    `window` characters that cannot overlap themselves, alone and among regex rules."""
+
+    def overlaps_itself(word: str) -> bool:
+        return any(word[:k] == word[-k:] for k in range(1, len(word)))
+
+    def replacer(word: str, new: str) -> Callable[[str], str]:
+        return lambda text: text.replace(word, new)
+
+    word = st.text(alphabet="abc", min_size=1, max_size=window).filter(
+        lambda w: not overlaps_itself(w)
+    )
+    pairs = st.tuples(word, st.sampled_from(["", "#", "[x]", "a", "ba", "c c"]))
+    swaps = data.draw(st.lists(pairs, min_size=1, max_size=3), label="words")
+    regexes = data.draw(
+        st.lists(
+            st.sampled_from(
+                [(r"ab{1,3}a", "<\\g<0>>"), (r"\bcab\b", "[cab]"), (r"(?<=a)bb", "B"), (r"c$", "$")]
+            ),
+            max_size=3,
+        ),
+        label="regexes",
+    )
+    rules = data.draw(
+        st.permutations([*(replacer(*swap) for swap in swaps), *regexes]), label="rules"
+    )
+    # the words themselves, between bits of other text
+    bits = st.sampled_from([w for w, _ in swaps]) | st.text(alphabet="ab c\n", max_size=3)
+    text = data.draw(st.lists(bits, min_size=1, max_size=16).map("".join), label="text")
+    assume(text)
+    cuts = data.draw(st.sets(st.integers(min_value=1, max_value=len(text)), max_size=20))
+    bounds = sorted(cuts | {0, len(text)})
+    pieces = [text[i:j] for i, j in itertools.pairwise(bounds)]
+    guard = ContentGuard(rules=rules, window=window)
+    for kind in KINDS:
+        out = consume(kind, hw.model(streamer(kind, pieces), use=[guard]))
+        assert "".join(out) == reference(rules, text)
+
+
+def test_a_word_that_overlaps_itself_is_caught_in_any_split_as_a_regex_rule() -> None:
+    """Which "aa" in a run of a's are replaced depends on where the run began: a regex
+    rule's scan follows it across cuts (the docs point such words to regex rules)."""
+    rule = (r"aa", "")
+    guard = ContentGuard(rules=[rule], window=3)
+    for k in range(1, 9):
+        pieces = ["a" * k, "a" * (9 - k), "a"]
+        out = consume("sync", hw.model(streamer("sync", pieces), use=[guard]))
+        assert "".join(out) == reference([rule], "a" * 10) == ""
 
 
 def test_a_rule_returning_something_else_than_a_str_is_a_type_error_naming_it() -> None:
@@ -440,6 +566,32 @@ def test_block_ends_a_stream_and_hands_out_nothing_after_the_match(kind: str) ->
     assert log[1].startswith("on_abort ContentGuard blocked")
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_block_with_a_function_rule_hands_out_no_part_of_a_split_word(kind: str) -> None:
+    received: Log = []
+
+    def redact(text: str) -> str:
+        return text.replace("secret", "")
+
+    pieces = ["hello world ", "my sec", "ret rest", " and more text after it"]
+    guard = ContentGuard(rules=[redact], window=6, block=True)
+    fn = hw.model(streamer(kind, pieces), use=[guard])
+
+    async def read_async() -> None:
+        async for piece in fn("hi"):
+            received.append(piece)
+
+    with pytest.raises(hw.Aborted, match=r"ContentGuard blocked .* rule 0 \(.*redact.*\) matched"):
+        if kind == "sync":
+            for piece in fn("hi"):
+                received.append(piece)
+        else:
+            asyncio.run(read_async())
+    text = "".join(received)
+    assert text.startswith("hello world")
+    assert "hello world my ".startswith(text)
+
+
 # -- a real SDK ------------------------------------------------------------------------------
 
 
@@ -497,6 +649,16 @@ def test_an_anthropic_message_stream_and_its_final_message_are_redacted() -> Non
         ({"rules": [(re.compile(b"a"), "x")]}, TypeError, "compiled str pattern"),
         ({"rules": [("a", 1)]}, TypeError, "the replacement must be a str or a plain function"),
         ({"rules": [("a", r"\1")]}, ValueError, "the replacement '\\\\1' does not fit the regex"),
+        (
+            {"rules": [(r"(?P<x>a)", r"\g<nope>")]},
+            ValueError,
+            "rule 0: the replacement '\\\\g<nope>' does not fit the regex (unknown group name",
+        ),
+        (
+            {"rules": [KEY, ("a", r"\g<x>")]},
+            ValueError,
+            "rule 1: the replacement '\\\\g<x>' does not fit the regex (unknown group name",
+        ),
         ({"rules": [KEY], "strategy": "lines"}, ValueError, "'buffered' or 'chunk' (got 'lines')"),
         ({"rules": [KEY], "window": 0}, ValueError, "window=...) expects an int >= 1 (got 0)"),
         ({"rules": [KEY], "window": 2.5}, TypeError, "expects an int >= 1 (got float: 2.5)"),
@@ -555,3 +717,28 @@ def test_an_answer_a_hook_made_is_guarded_in_an_openai_stream(made_by: str) -> N
     stream = client.chat.completions.create(model="m", messages=USER, stream=True)
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert text == "the key is [redacted] ok"
+
+
+@pytest.mark.parametrize("sdk", ["anthropic", "genai"])
+def test_a_responded_answer_comes_whole_in_other_sdk_streams(sdk: str) -> None:
+    """The docs say a `Respond` answer is one text chunk in every SDK's stream, so a rule
+    matching across what would be the SDK's pieces still matches."""
+    pytest.importorskip("google.genai" if sdk == "genai" else sdk)
+    said = "the key is sk-SECRET123 ok " * 40  # far longer than any piece of a stream
+
+    @hw.before_model
+    def respond(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond(said)
+
+    guard = ContentGuard(rules=[(r"sk-[A-Z0-9]+", "[redacted]")], strategy="chunk")
+    provider = FakeProvider(chunk_size=3)
+    if sdk == "anthropic":
+        client: Any = hw.wrap(provider.anthropic(), use=[guard, respond])
+        events = client.messages.create(model="m", max_tokens=9, messages=USER, stream=True)
+        text = "".join(e.delta.text for e in events if e.type == "content_block_delta")
+    else:
+        gclient: Any = hw.wrap(provider.genai(), use=[guard, respond])
+        text = "".join(
+            r.text or "" for r in gclient.models.generate_content_stream(model="m", contents="hi")
+        )
+    assert text == said.replace("sk-SECRET123", "[redacted]")

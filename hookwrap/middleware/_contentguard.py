@@ -31,8 +31,9 @@ class Filtered:
     """What `ContentGuard(on_filtered=...)` is called with each time a rule changes text.
 
     `rule` is the rule as it was given (the ``(regex, replacement)`` tuple or the function),
-    `matched` the text it matched (for a function: the text it was given), `replacement`
-    what that text became (with ``block=True``: would have become).
+    `matched` the text it matched (for a function: the text it was given; in a buffered
+    stream, a piece of text that goes out), `replacement` what that text became (with
+    ``block=True``: would have become).
     """
 
     rule: Any
@@ -51,6 +52,10 @@ class _Rule:
         self.guard = guard
 
     def sub(self, text: str) -> str:
+        raise NotImplementedError
+
+    def stage(self, window: int) -> _Scan | _Cuts:
+        """The rule in a buffered stream: text in pieces in, final text out."""
         raise NotImplementedError
 
     def _result(self, value: object) -> str:
@@ -84,6 +89,9 @@ class _Regex(_Rule):
     def sub(self, text: str) -> str:
         return self.pattern.sub(self.replace, text)
 
+    def stage(self, window: int) -> _Scan:
+        return _Scan(self, window)
+
 
 class _Function(_Rule):
     __slots__ = ("fn",)
@@ -94,11 +102,21 @@ class _Function(_Rule):
         super().__init__(given, label, guard)
         self.fn = fn
 
-    def sub(self, text: str) -> str:
-        new = self._result(self.fn(text))
+    def call(self, text: str) -> str:
+        """The function's result, not reported: a buffered stream tries where to cut."""
+        return self._result(self.fn(text))
+
+    def report(self, text: str, new: str) -> str:
+        """`new`, the function's result for `text`, reported to the guard if it differs."""
         if new != text:
             self.guard._filtered(self, text, new)  # pyright: ignore[reportPrivateUsage]
         return new
+
+    def sub(self, text: str) -> str:
+        return self.report(text, self.call(text))
+
+    def stage(self, window: int) -> _Cuts:
+        return _Cuts(self, window)
 
 
 def _is_str_pattern(value: object) -> TypeGuard[re.Pattern[str]]:
@@ -131,7 +149,7 @@ def _rule(index: int, given: object, guard: ContentGuard) -> _Rule:
         if isinstance(repl, str):
             try:
                 pattern.sub(repl, "")  # checks group references such as \1 or \g<name>
-            except re.error as exc:
+            except (re.error, IndexError) as exc:  # IndexError: an unknown group name
                 raise ValueError(
                     f"{where}: the replacement {repl!r} does not fit the regex ({exc})"
                 ) from None
@@ -204,16 +222,46 @@ class _Scan:
         return "".join(out)
 
 
-class _Each:
-    """A function rule in a buffered stream: applied to each piece of text released to it."""
+class _Cuts:
+    """One function rule applied to a text that arrives in pieces.
 
-    __slots__ = ("rule",)
+    The function is taken to make changes that, with the text deciding them, span at most
+    `window` characters (and one past them), as `_Scan` takes a regex's matches to. Text
+    goes out up to a cut at least `window + 1` characters before the end of what is held,
+    so whatever decides the text before the cut is held too, and only where the function
+    gives the same on the text before the cut and after it as on the whole: no change
+    straddles the cut. A change straddling the first cut tried starts at most `window`
+    characters before it, and its start is a cut no other change straddles; if no cut
+    fits, the text waits for more. The short side after the cut is tried first, so the
+    long side costs a call only where a cut may fit.
+    """
 
-    def __init__(self, rule: _Rule) -> None:
+    __slots__ = ("buf", "rule", "window")
+
+    def __init__(self, rule: _Function, window: int) -> None:
         self.rule = rule
+        self.window = window
+        self.buf = ""
 
     def push(self, text: str, final: bool) -> str:
-        return self.rule.sub(text) if text else ""
+        buf = self.buf + text
+        rule = self.rule
+        if final:
+            self.buf = ""
+            return rule.sub(buf) if buf else ""  # never applied to an empty text
+        first = len(buf) - self.window - 1
+        if first >= 1:
+            whole = rule.call(buf)
+            for cut in range(first, max(0, first - self.window - 1), -1):
+                tail = rule.call(buf[cut:])
+                if not whole.endswith(tail):
+                    continue
+                head = whole[: len(whole) - len(tail)]
+                if rule.call(buf[:cut]) == head:
+                    self.buf = buf[cut:]
+                    return rule.report(buf[:cut], head)
+        self.buf = buf  # no cut fits yet: wait for more text
+        return ""
 
 
 class _Buffered:
@@ -221,15 +269,15 @@ class _Buffered:
 
     A run of text chunks is guarded as one text. It ends at the end of the stream, at a
     text chunk with a finish reason, and before any other kind of chunk, which then
-    follows the text released before it.
+    follows the text released before it. Each stage hands on its rule applied to the whole
+    of its input however that input was split, so the stages in a row hand on the rules
+    applied in order to the whole text; each holds back its own tail.
     """
 
     __slots__ = ("last", "stages")
 
     def __init__(self, rules: tuple[_Rule, ...], window: int) -> None:
-        self.stages = tuple(
-            _Scan(rule, window) if isinstance(rule, _Regex) else _Each(rule) for rule in rules
-        )
+        self.stages = tuple(rule.stage(window) for rule in rules)
         self.last: Chunk | None = None  # the run's latest text chunk: the tail's template
 
     def _push(self, text: str, final: bool) -> str:
@@ -321,8 +369,10 @@ class ContentGuard(Middleware):
     rules to the whole text, however it was split into chunks, for matches of up to
     `window` characters: a tail of the text is held back until it can no longer be part of
     a match, and released at the end of the stream or before a chunk that is not text.
-    Function rules are applied to each piece of text as it is released.
-    ``strategy="chunk"`` applies the rules to each chunk's text on its own and holds
+    A function rule counts as a regex whose matches are the stretches it changes: text is
+    cut where the function gives the same on either side as on the whole, so a function
+    is called several times on pieces of the held-back text and must not depend on how
+    often. ``strategy="chunk"`` applies the rules to each chunk's text on its own and holds
     nothing back; a match split over two chunks is missed.
 
     Args:
