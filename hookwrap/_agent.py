@@ -28,10 +28,10 @@ from ._caller import ModelCaller
 from ._convert import (
     UnparsedArguments,
     arguments_text,
-    converter,
     from_typed_form,
     message_from,
     message_to_dict,
+    result_text,
     tool_call_from,
     typed_form,
 )
@@ -232,16 +232,6 @@ def _as_tool(item: Any, where: str) -> Tool[..., Any]:
         f"{where} takes tools (hw.tool functions or plain functions); got "
         f"{type(item).__name__}: {item!r:.80}"
     )
-
-
-def _text_of(value: Any) -> str:
-    """A tool result as the model reads it: a str as is, anything else as JSON."""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(converter.unstructure(value), ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(value)
 
 
 def _error_text(exc: BaseException) -> str:
@@ -683,7 +673,7 @@ class Agent:
             if not from_tool(exc):  # a hook's error ends the run, as outside an agent
                 raise
             return _Done(call, ok=False, text=_error_text(exc))
-        return _Done(call, text=_text_of(value), value=value)
+        return _Done(call, text=result_text(value), value=value)
 
     def _custom(self, s: _Session) -> Iterator[AgentEvent]:
         events = s.ctx.run.events
@@ -808,7 +798,7 @@ class Agent:
             if not from_tool(exc):  # a hook's error ends the run, as outside an agent
                 raise
             return _Done(call, ok=False, text=_error_text(exc))
-        return _Done(call, text=_text_of(value), value=value)
+        return _Done(call, text=result_text(value), value=value)
 
 
 # -- helpers ----------------------------------------------------------------------------------

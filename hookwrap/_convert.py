@@ -122,6 +122,17 @@ def tool_call_from(item: Any) -> ToolCall:
     return ToolCall(str(data.get("id", "")), str(source.get("name", "")), arguments, raw=item)
 
 
+def result_text(value: Any) -> str:
+    """A tool result as the model reads it: a str as is, anything else as JSON (through the
+    converter), or its `repr` when it is no JSON data."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(converter.unstructure(value), ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
 def arguments_text(arguments: Mapping[str, Any]) -> str:
     if isinstance(arguments, UnparsedArguments):
         return arguments.text

@@ -5,6 +5,8 @@ close, content only when asked, and never a broken or changed call."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import enum
 import gc
 import json
 import logging
@@ -84,6 +86,17 @@ def otel() -> Iterator[Otel]:
     yield made
     made.tracer_provider.shutdown()
     made.meter_provider.shutdown()
+
+
+@pytest.fixture
+def no_gc() -> Iterator[None]:
+    """No cyclic garbage collection: what ends "at once" cannot be the collector's doing."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def attrs_of(span: ReadableSpan) -> dict[str, Any]:
@@ -368,13 +381,51 @@ def test_openai_responses_and_legacy_completions(otel: Otel) -> None:
     assert attrs_of(completions)["gen_ai.operation.name"] == "text_completion"
 
 
-def test_gemini_is_a_generate_content_span(otel: Otel) -> None:
-    client = hw.wrap(FakeProvider(["Hallo"]).genai(), use=[otel.telemetry()])
+def genai_client(provider: FakeProvider) -> Any:
+    """A google-genai client on the fake provider; the test is skipped without the SDK
+    (it needs Python 3.11 or newer)."""
+    pytest.importorskip("google.genai")
+    return provider.genai()
+
+
+def vertex_client(provider: FakeProvider) -> Any:
+    """A google-genai client for Vertex AI (express mode: an API key) on the fake provider."""
+    pytest.importorskip("google.genai")
+    from google import genai
+    from google.genai import types
+
+    args = {"transport": provider.transport()}
+    options = types.HttpOptions(
+        base_url="http://fake-llm.test/", client_args=args, async_client_args=args
+    )
+    return genai.Client(vertexai=True, api_key="test", http_options=options)
+
+
+@pytest.mark.parametrize(
+    ("backend", "provider_name"), [("gemini", "gcp.gemini"), ("vertex", "gcp.vertex_ai")]
+)
+def test_gemini_is_a_generate_content_span_of_its_backend(
+    otel: Otel, backend: str, provider_name: str
+) -> None:
+    provider = FakeProvider(["Hallo", "Servus"])
+    made = genai_client(provider) if backend == "gemini" else vertex_client(provider)
+    client = hw.wrap(made, use=[otel.telemetry()])
     assert client.models.generate_content(model="gemini-test", contents="hi").text == "Hallo"
-    span = otel.one("generate_content")
-    assert span.name == "generate_content gemini-test"
-    assert attrs_of(span)["gen_ai.provider.name"] == "gcp.gen_ai"
-    assert attrs_of(span)["gen_ai.response.model"] == "gemini-test"
+
+    async def acall() -> str:
+        answer = await client.aio.models.generate_content(model="gemini-test", contents="hi")
+        return str(answer.text)
+
+    assert asyncio.run(acall()) == "Servus"
+    spans = otel.named("generate_content")
+    assert [s.name for s in spans] == ["generate_content gemini-test"] * 2
+    for span in spans:
+        assert attrs_of(span)["gen_ai.provider.name"] == provider_name
+        assert attrs_of(span)["gen_ai.response.model"] == "gemini-test"
+
+
+def test_a_google_client_that_does_not_say_its_backend_is_gcp_gen_ai() -> None:
+    assert _telemetry._google_provider(object()) == "gcp.gen_ai"
 
 
 # -- errors, aborts, early close -------------------------------------------------------------
@@ -456,7 +507,7 @@ def test_an_abort_is_a_reason_not_an_error(otel: Otel) -> None:
 
 
 @pytest.mark.parametrize("how", ["break", "close", "drop"])
-def test_an_early_break_ends_the_stream_span_at_once(otel: Otel, how: str) -> None:
+def test_an_early_break_ends_the_stream_span_at_once(otel: Otel, no_gc: None, how: str) -> None:
     chat = hw.model(model_target("stream"), use=[otel.telemetry()])
     if how == "break":
         for _ in chat(USER):
@@ -468,7 +519,6 @@ def test_an_early_break_ends_the_stream_span_at_once(otel: Otel, how: str) -> No
             stream.close()
         else:
             del stream
-            gc.collect()
     [model] = otel.spans()  # a call outside a run: no run span
     assert model.name == "chat"
     assert attrs_of(model)["hookwrap.abort.reason"] == CLOSED
@@ -494,12 +544,80 @@ def test_an_early_aclose_ends_the_async_stream_span_at_once(otel: Otel) -> None:
     asyncio.run(main())
 
 
-def test_leaving_an_sdk_stream_early_ends_its_span(otel: Otel) -> None:
+@pytest.mark.parametrize("how", ["with", "close"])
+def test_leaving_an_openai_stream_by_with_or_close_ends_its_span_at_once(
+    otel: Otel, no_gc: None, how: str
+) -> None:
     client = hw.wrap(FakeProvider(["a long answer"]).openai(), use=[otel.telemetry()])
-    with client.chat.completions.create(model="gpt-4o", messages=USER, stream=True) as stream:
+    stream = client.chat.completions.create(model="gpt-4o", messages=USER, stream=True)
+    if how == "with":
+        with stream:
+            for _ in stream:
+                break
+    else:
         for _ in stream:
             break
+        stream.close()
     assert attrs_of(otel.one("chat"))["hookwrap.abort.reason"] == CLOSED
+
+
+def test_a_bare_break_out_of_an_openai_stream_ends_its_span_when_it_is_collected(
+    otel: Otel, no_gc: None
+) -> None:
+    client = hw.wrap(FakeProvider(["a long answer"]).openai(), use=[otel.telemetry()])
+    for _ in client.chat.completions.create(model="gpt-4o", messages=USER, stream=True):
+        break
+    gc.collect()  # the SDK's own Stream sits in a reference cycle: the collector frees it
+    assert attrs_of(otel.one("chat"))["hookwrap.abort.reason"] == CLOSED
+
+
+@pytest.mark.parametrize("sdk", ["anthropic", "genai"])
+def test_a_bare_break_out_of_another_sdk_stream_ends_its_span_at_once(
+    otel: Otel, no_gc: None, sdk: str
+) -> None:
+    provider = FakeProvider(["a long answer"], chunk_size=3)
+    telemetry = otel.telemetry()
+    if sdk == "anthropic":
+        client = hw.wrap(provider.anthropic(), use=[telemetry])
+        for _ in client.messages.create(model="m", max_tokens=9, messages=USER, stream=True):
+            break
+    else:
+        gclient = hw.wrap(genai_client(provider), use=[telemetry])
+        for _ in gclient.models.generate_content_stream(model="m", contents="hi"):
+            break
+    [span] = otel.spans()
+    assert attrs_of(span)["hookwrap.abort.reason"] == CLOSED
+
+
+@pytest.mark.parametrize("how", ["async with", "close"])
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_leaving_an_async_sdk_stream_by_async_with_or_close_ends_its_span_at_once(
+    otel: Otel, no_gc: None, sdk: str, how: str
+) -> None:
+    provider = FakeProvider(["a long answer"], chunk_size=3)
+    telemetry = otel.telemetry()
+
+    async def main() -> None:
+        if sdk == "openai":
+            client = hw.wrap(provider.openai(async_=True), use=[telemetry])
+            stream = await client.chat.completions.create(model="m", messages=USER, stream=True)
+        else:
+            aclient = hw.wrap(provider.anthropic(async_=True), use=[telemetry])
+            stream = await aclient.messages.create(
+                model="m", max_tokens=9, messages=USER, stream=True
+            )
+        if how == "async with":
+            async with stream:
+                async for _ in stream:
+                    break
+        else:
+            async for _ in stream:
+                break
+            await stream.close()
+        [span] = otel.spans()
+        assert attrs_of(span)["hookwrap.abort.reason"] == CLOSED
+
+    asyncio.run(main())
 
 
 # -- tools and runs --------------------------------------------------------------------------
@@ -687,6 +805,46 @@ def test_record_content_records_messages_and_tool_io_as_json(otel: Otel) -> None
     assert json.loads(tool["gen_ai.tool.call.result"]) == {"celsius": 20}
 
 
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+def test_a_tool_result_that_is_not_a_str_is_recorded_as_the_model_reads_it(otel: Otel) -> None:
+    results: dict[str, Any] = {
+        "point": Point(1, 2),  # through the cattrs converter, as JSON
+        "color": Color.RED,
+        "odd": {(1, 2): 3},  # not JSON even so: its repr
+    }
+
+    def lookup(name: str) -> Any:
+        """A result of any kind."""
+        return results[name]
+
+    sent: dict[str, str] = {}
+
+    def model(request: hw.ModelRequest) -> hw.Message:
+        if request.messages[-1].role == "user":
+            calls = [hw.ToolCall(name, "lookup", {"name": name}) for name in results]
+            return hw.Message.assistant("", calls)
+        sent.update((m.tool_call_id or "", m.text) for m in request.messages if m.role == "tool")
+        return hw.Message.assistant("done")
+
+    agent = hw.Agent(model, tools=[lookup], use=[otel.telemetry(record_content=True)])
+    assert agent.run("go").text == "done"
+    recorded = {
+        attrs_of(s)["gen_ai.tool.call.id"]: attrs_of(s)["gen_ai.tool.call.result"]
+        for s in otel.named("execute_tool")
+    }
+    assert recorded == {"point": '{"x": 1, "y": 2}', "color": '"red"', "odd": "{(1, 2): 3}"}
+    assert recorded == sent
+
+
 def test_record_content_of_a_stream_is_the_text_the_model_sent(otel: Otel) -> None:
     chat = hw.model(model_target("stream"), use=[otel.telemetry(record_content=True)])
     call("stream", chat, USER)
@@ -802,6 +960,102 @@ def test_broken_telemetry_never_breaks_or_changes_a_call(
     assert trace.get_current_span() is trace.INVALID_SPAN
 
 
+class RaisingTracerProvider:
+    def get_tracer(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("no tracer today")
+
+
+class RaisingMeterProvider:
+    """Around a real meter provider: `get_meter` raises (`broken` ``"get_meter"``), or the
+    meters it gives cannot make the histogram named `broken` (``"*"``: any)."""
+
+    def __init__(self, real: MeterProvider, broken: str) -> None:
+        self.real = real
+        self.broken = broken
+
+    def get_meter(self, *args: Any, **kwargs: Any) -> Any:
+        if self.broken == "get_meter":
+            raise RuntimeError("no meter today")
+        return RaisingMeter(self.real.get_meter(*args, **kwargs), self.broken)
+
+
+class RaisingMeter:
+    def __init__(self, real: Any, broken: str) -> None:
+        self.real = real
+        self.broken = broken
+
+    def create_histogram(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        if self.broken in (name, "*"):
+            raise RuntimeError(f"no histogram {name} today")
+        return self.real.create_histogram(name, *args, **kwargs)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_tracer_that_cannot_be_had_costs_the_spans_only(
+    otel: Otel, shape: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.ERROR, logger="hookwrap"):
+        telemetry = Telemetry(
+            tracer_provider=RaisingTracerProvider(),  # type: ignore[arg-type]
+            meter_provider=otel.meter_provider,
+        )
+    assert "Telemetry could not get a tracer" in caplog.text
+    assert "no tracer today" in caplog.text
+    seen: list[Any] = []
+    chat = hw.model(model_target(shape, seen), use=[telemetry])
+
+    @hw.tool(use=[telemetry])
+    def weather(city: str) -> str:
+        """Weather in a city."""
+        seen.append(trace.get_current_span())
+        return f"{city}: 20c"
+
+    with otel.tracer_provider.get_tracer("app").start_as_current_span("caller") as caller:
+        assert call_in_run(shape, chat, USER) == "Paris"
+        assert weather("Paris") == "Paris: 20c"
+    assert [s.name for s in otel.spans()] == ["caller"]  # none of Telemetry's
+    # the model and the tool still run under the caller's span: the code below them nests there
+    assert seen
+    assert all(s.get_span_context() == caller.get_span_context() for s in seen)
+    tokens = {p[0]["gen_ai.token.type"]: p[1] for p in otel.points("gen_ai.client.token.usage")}
+    assert tokens == {"input": 7, "output": 3}
+    [(_, _, count)] = otel.points("gen_ai.client.operation.duration")
+    assert count == 1
+    assert trace.get_current_span() is trace.INVALID_SPAN
+
+
+@pytest.mark.parametrize(
+    "broken", ["get_meter", "*", "gen_ai.client.token.usage", "gen_ai.client.operation.duration"]
+)
+def test_a_meter_that_cannot_be_had_costs_its_metrics_only(
+    otel: Otel, broken: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    meter_provider: Any = RaisingMeterProvider(otel.meter_provider, broken)
+    with caplog.at_level(logging.ERROR, logger="hookwrap"):
+        telemetry = Telemetry(tracer_provider=otel.tracer_provider, meter_provider=meter_provider)
+    assert "today" in caplog.text
+    assert "Telemetry could not" in caplog.text
+    chat = hw.model(model_target("sync"), use=[telemetry])
+    with hw.run():
+        assert chat(USER).text == "Paris"
+    assert sorted(s.name for s in otel.spans()) == ["chat", "hookwrap.run"]
+    assert attrs_of(otel.one("chat"))["gen_ai.usage.input_tokens"] == 7
+    made = {
+        name
+        for name in ("gen_ai.client.token.usage", "gen_ai.client.operation.duration")
+        if otel.points(name)
+    }
+    assert (
+        made
+        == {
+            "get_meter": set(),
+            "*": set(),
+            "gen_ai.client.token.usage": {"gen_ai.client.operation.duration"},
+            "gen_ai.client.operation.duration": {"gen_ai.client.token.usage"},
+        }[broken]
+    )
+
+
 def test_broken_telemetry_failures_are_logged(caplog: pytest.LogCaptureFixture) -> None:
     telemetry = Telemetry(
         tracer_provider=BrokenTracerProvider(spans=True),  # type: ignore[arg-type]
@@ -892,3 +1146,58 @@ def test_an_agent_run_is_an_invoke_agent_span_over_its_model_and_tool_spans(otel
     assert otel.named("hookwrap.run") == []
     children = [s for s in otel.spans() if parent_id(s) == span_id(run)]
     assert sorted(s.name.split()[0] for s in children) == ["chat", "chat", "execute_tool"]
+
+
+def agent_model(sdk: str, provider: FakeProvider) -> Any:
+    if sdk == "openai":
+        return (provider.openai(), "gpt-4o")
+    if sdk == "anthropic":
+        return (provider.anthropic(), "claude-test")
+    if sdk == "gemini":
+        return (genai_client(provider), "gemini-test")
+    if sdk == "vertex":
+        return (vertex_client(provider), "gemini-test")
+
+    def llm(request: hw.ModelRequest) -> str:
+        return "done"
+
+    return llm
+
+
+@pytest.mark.parametrize(
+    ("sdk", "provider_name"),
+    [
+        ("openai", "openai"),
+        ("anthropic", "anthropic"),
+        ("gemini", "gcp.gemini"),
+        ("vertex", "gcp.vertex_ai"),
+        ("function", "function"),
+    ],
+)
+def test_an_agent_run_names_the_provider_its_model_calls_name(
+    otel: Otel, sdk: str, provider_name: str
+) -> None:
+    agent = hw.Agent(agent_model(sdk, FakeProvider(["done"])), use=[otel.telemetry()])
+    assert agent.run("hi").text == "done"
+    [model] = [s for s in otel.spans() if s.kind is SpanKind.CLIENT]
+    assert attrs_of(model)["gen_ai.provider.name"] == provider_name
+    assert attrs_of(otel.one("invoke_agent"))["gen_ai.provider.name"] == provider_name
+
+
+def test_an_agent_run_without_a_model_call_has_the_provider_other(otel: Otel) -> None:
+    @hw.before_model
+    def canned(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond(hw.Message.assistant("canned"))
+
+    agent = hw.Agent(agent_model("openai", FakeProvider()), use=[canned, otel.telemetry()])
+    assert agent.run("hi").text == "canned"
+    assert [s.name for s in otel.spans()] == ["invoke_agent"]  # no model span
+    assert attrs_of(otel.one("invoke_agent"))["gen_ai.provider.name"] == "_OTHER"
+
+
+def test_a_run_that_is_not_an_agents_names_no_provider(otel: Otel) -> None:
+    chat = hw.model(model_target("sync"), use=[otel.telemetry()])
+    with hw.run():
+        chat(USER)
+    assert attrs_of(otel.one("chat"))["gen_ai.provider.name"] == "function"
+    assert "gen_ai.provider.name" not in attrs_of(otel.one("hookwrap.run"))

@@ -13,9 +13,10 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Generator, Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import urlsplit
 
+from .._convert import result_text
 from .._engine import assemble
 from .._errors import Aborted, Interrupt
 from .._hooks import Middleware, on_abort, on_error, on_finish, on_start, wrap_model, wrap_tool
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 
     from opentelemetry.context import Context
     from opentelemetry.metrics import Histogram, Meter, MeterProvider
-    from opentelemetry.trace import Span, TracerProvider
+    from opentelemetry.trace import Span, SpanKind, TracerProvider
+    from opentelemetry.util.types import Attributes
 
 __all__ = ["Telemetry"]
 
@@ -61,6 +63,10 @@ RUN_SPAN = "hookwrap.run"
 RUN_ID = "hookwrap.run.id"
 AGENT_OPERATION = "invoke_agent"  # an agent's run: its span's name and operation
 ABORT_REASON = "hookwrap.abort.reason"
+# an agent run's provider when none of its model calls told it: the conventions list
+# well-known providers and allow other values; `_OTHER` is what they use elsewhere (as in
+# `error.type`) for a value the instrumentation cannot name
+UNKNOWN_PROVIDER = "_OTHER"
 
 # the bucket boundaries the conventions advise for the two histograms
 TOKEN_BUCKETS = tuple(float(4**n) for n in range(14))  # 1, 4, 16, ... 67108864
@@ -107,6 +113,8 @@ class _Api:
         self.get_meter = metrics.get_meter
         self.current_span = trace.get_current_span
         self.in_context = trace.set_span_in_context
+        self.no_span = trace.NonRecordingSpan
+        self.no_histogram = metrics.NoOpHistogram
         self.status = trace.Status
         self.error = trace.StatusCode.ERROR
         self.client = trace.SpanKind.CLIENT
@@ -118,8 +126,42 @@ def _api() -> _Api:
     return _Api()
 
 
+class _Tracer(Protocol):
+    """What Telemetry asks of a tracer."""
+
+    def start_span(
+        self,
+        name: str,
+        context: Context | None = None,
+        kind: SpanKind = ...,
+        attributes: Attributes = None,
+    ) -> Span: ...
+
+
+class _NoTracer:
+    """Stands in for a tracer that could not be had: its spans record nothing and carry
+    their parent's context, so making one current changes nothing for the code below."""
+
+    __slots__ = ("api",)
+
+    def __init__(self, api: _Api) -> None:
+        self.api = api
+
+    def start_span(
+        self,
+        name: str,
+        context: Context | None = None,
+        kind: SpanKind | None = None,
+        attributes: Attributes = None,
+    ) -> Span:
+        api = self.api
+        return api.no_span(api.current_span(context).get_span_context())
+
+
 class _Kit:
-    """What every span and measurement of one `Telemetry` uses."""
+    """What every span and measurement of one `Telemetry` uses. A tracer, meter or
+    histogram that cannot be had is logged and replaced by one that records nothing, so a
+    broken provider costs its own signal only, never the construction or the other."""
 
     __slots__ = ("api", "duration", "record_content", "tokens", "tracer")
 
@@ -133,36 +175,75 @@ class _Kit:
 
         api = self.api = _api()
         self.record_content = record_content
-        self.tracer = api.get_tracer("hookwrap", __version__, tracer_provider)
-        meter = api.get_meter("hookwrap", __version__, meter_provider)
+        self.tracer: _Tracer
+        try:
+            self.tracer = api.get_tracer("hookwrap", __version__, tracer_provider)
+        except Exception:
+            log.exception("Telemetry could not get a tracer; it records no spans")
+            self.tracer = _NoTracer(api)
+        meter: Meter | None = None
+        try:
+            meter = api.get_meter("hookwrap", __version__, meter_provider)
+        except Exception:
+            log.exception("Telemetry could not get a meter; it records no metrics")
         self.tokens = _histogram(
-            meter, TOKEN_USAGE, "{token}", "Number of input and output tokens used.", TOKEN_BUCKETS
+            api,
+            meter,
+            TOKEN_USAGE,
+            "{token}",
+            "Number of input and output tokens used.",
+            TOKEN_BUCKETS,
         )
         self.duration = _histogram(
-            meter, DURATION, "s", "GenAI operation duration.", DURATION_BUCKETS
+            api, meter, DURATION, "s", "GenAI operation duration.", DURATION_BUCKETS
         )
 
 
 def _histogram(
-    meter: Meter, name: str, unit: str, description: str, buckets: tuple[float, ...]
+    api: _Api,
+    meter: Meter | None,
+    name: str,
+    unit: str,
+    description: str,
+    buckets: tuple[float, ...],
 ) -> Histogram:
+    """The histogram `name`, or one that records nothing when the meter cannot make it."""
+    if meter is None:
+        return api.no_histogram(name)
     try:
-        return meter.create_histogram(
-            name, unit=unit, description=description, explicit_bucket_boundaries_advisory=buckets
-        )
-    except TypeError:  # opentelemetry-api before 1.23 takes no advice on buckets
-        return meter.create_histogram(name, unit=unit, description=description)
+        try:
+            return meter.create_histogram(
+                name,
+                unit=unit,
+                description=description,
+                explicit_bucket_boundaries_advisory=buckets,
+            )
+        except TypeError:  # opentelemetry-api before 1.23 takes no advice on buckets
+            return meter.create_histogram(name, unit=unit, description=description)
+    except Exception:
+        log.exception("Telemetry could not make the histogram %s; it records nothing", name)
+        return api.no_histogram(name)
 
 
 class _Run:
-    """A run's span, the context holding it, and the span that was current when it began."""
+    """A run's span, the context holding it, the span that was current when it began, and
+    for an agent's run whether its provider is noted yet (by its first model call)."""
 
-    __slots__ = ("context", "outer", "span")
+    __slots__ = ("context", "outer", "span", "unnamed")
 
-    def __init__(self, span: Span, context: Context, outer: int) -> None:
+    def __init__(self, span: Span, context: Context, outer: int, agent: bool) -> None:
         self.span = span
         self.context = context
         self.outer = outer
+        self.unnamed = agent  # an agent's run whose provider no model call told yet
+
+    def name_provider(self, provider: str) -> None:
+        """Note the agent's provider on the run's span (never raises)."""
+        self.unnamed = False
+        try:
+            self.span.set_attribute(PROVIDER, provider)
+        except Exception:
+            log.exception("Telemetry could not note the agent's provider; the run goes on")
 
 
 class Telemetry(Middleware):
@@ -174,7 +255,8 @@ class Telemetry(Middleware):
     children of the run's span. A call made outside any run has its own span only, under
     whatever span is current. Metrics: ``gen_ai.client.token.usage`` and
     ``gen_ai.client.operation.duration``. Every hook is fail-open, and nothing Telemetry
-    does changes a call.
+    does changes a call; a tracer, meter or histogram that cannot be had when it is made
+    is logged and costs only its own spans or metrics.
 
     Args:
         tracer_provider: where spans go; `None` is the global tracer provider.
@@ -223,7 +305,7 @@ class Telemetry(Middleware):
         if ctx.run.agent:  # the conventions' span of an agent invoked in this process
             name = attributes[OPERATION] = AGENT_OPERATION
         span = self._kit.tracer.start_span(name, kind=api.internal, attributes=attributes)
-        self._runs[run_id] = _Run(span, api.in_context(span), outer)
+        self._runs[run_id] = _Run(span, api.in_context(span), outer, ctx.run.agent)
 
     @on_finish(fail_open=True)
     def finish_run(self, info: FinishInfo) -> None:
@@ -243,16 +325,17 @@ class Telemetry(Middleware):
     def _end_run(self, info: FinishInfo) -> None:
         run = self._runs.pop(info.run_id, None)
         if run is not None:
+            if run.unnamed:  # none of the run's model calls reached Telemetry
+                run.name_provider(UNKNOWN_PROVIDER)
             _end(
                 run.span,
                 self._kit.api,
                 info.error or (Aborted(info.reason) if info.reason else None),
             )
 
-    def _parent(self, ctx: RunContext[Any]) -> Context | None:
+    def _parent(self, run: _Run | None) -> Context | None:
         """The run's span, unless a span opened since the run began is current (a tool's
         span, or the caller's own): that one is the parent (None: the current context)."""
-        run = self._runs.get(ctx.run_id)
         if run is None:
             return None
         current = self._kit.api.current_span().get_span_context()
@@ -268,7 +351,10 @@ class Telemetry(Middleware):
     ) -> Generator[ModelRequest, Any, Any]:
         """Span the model call, current while the model runs (and while a stream is read),
         and record its duration and token metrics when it ends."""
-        call = _ModelCall(self._kit, request, self._parent(ctx))
+        run = self._runs.get(ctx.run_id)
+        call = _ModelCall(self._kit, request, self._parent(run))
+        if run is not None and run.unnamed:  # an agent's first model call names its provider
+            run.name_provider(call.provider)
         token = call.attach()
         try:
             response = yield request
@@ -302,7 +388,7 @@ class Telemetry(Middleware):
             attributes[TOOL_ARGUMENTS] = _json(dict(call.arguments))
         span = kit.tracer.start_span(
             f"execute_tool {call.name}",
-            context=self._parent(ctx),
+            context=self._parent(self._runs.get(ctx.run_id)),
             kind=api.internal,
             attributes=attributes,
         )
@@ -315,9 +401,8 @@ class Telemetry(Middleware):
             raise
         _detach(api, token)
         try:
-            if kit.record_content:
-                text = result if isinstance(result, str) else _json(result)
-                span.set_attribute(TOOL_RESULT, text)
+            if kit.record_content:  # as the agent writes it for the model
+                span.set_attribute(TOOL_RESULT, result_text(result))
         finally:
             _end(span, api, None)
         return None
@@ -392,6 +477,7 @@ class _ModelCall:
         "finish",
         "kit",
         "metric_attributes",
+        "provider",
         "request",
         "response",
         "response_id",
@@ -413,6 +499,7 @@ class _ModelCall:
         self.response_id: str | None = None
         self.usage: tuple[int, int] | None = None
         operation, provider, server = _origin(request)
+        self.provider = provider
         model = request.model
         common: dict[str, Any] = {OPERATION: operation, PROVIDER: provider}
         if model:
@@ -635,10 +722,18 @@ def _origin(request: ModelRequest) -> tuple[str, str, tuple[str, int] | None]:
         provider = next((p for k, p in _ANTHROPIC_HOSTS if k in kind), "anthropic")
         return "chat", provider, _server(getattr(owner, "base_url", None))
     if module.startswith("google.genai"):
-        provider = "gcp.vertex_ai" if getattr(owner, "vertexai", False) else "gcp.gen_ai"
         base = getattr(getattr(owner, "_http_options", None), "base_url", None)
-        return "generate_content", provider, _server(base)
+        return "generate_content", _google_provider(owner), _server(base)
     return "chat", "function", None
+
+
+def _google_provider(owner: object) -> str:
+    """Vertex AI or the Gemini Developer API, as the google-genai client (or its API
+    client) says; ``gcp.gen_ai``, the conventions' name for either, when it does not."""
+    for holder in (owner, getattr(owner, "_api_client", None)):
+        if holder is not None and hasattr(holder, "vertexai"):
+            return "gcp.vertex_ai" if getattr(holder, "vertexai", None) else "gcp.gemini"
+    return "gcp.gen_ai"
 
 
 def _server(base_url: object) -> tuple[str, int] | None:
