@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -650,9 +651,13 @@ def test_one_reply_alone_is_a_script_of_one() -> None:
         (
             lambda: FakeProvider().fail(retry_after="x"),
             TypeError,
-            "retry_after=...\\) expects a number",
+            "retry_after=...\\) expects a finite number",
         ),
-        (lambda: FakeProvider().fail(retry_after=-1), TypeError, "a number of seconds >= 0"),
+        (
+            lambda: FakeProvider().fail(retry_after=math.inf),
+            TypeError,
+            "a finite number of seconds",
+        ),
         (
             lambda: FakeProvider().transport("httpx"),
             TypeError,

@@ -12,6 +12,7 @@ import functools
 import importlib
 import itertools
 import json
+import math
 import re
 import sys
 import threading
@@ -291,13 +292,13 @@ class FakeProvider:
                 "FakeProvider.fail(body=...) expects a dict (the error's JSON) or None (got "
                 f"{type(body).__name__}: {body!r:.60})"
             )
-        if retry_after is not None and not (
+        if retry_after is not None and not (  # a negative wait too: what a server may send
             isinstance(retry_after, (int, float))
             and not isinstance(retry_after, bool)
-            and 0 <= retry_after < float("inf")
+            and math.isfinite(retry_after)
         ):
             raise TypeError(
-                "FakeProvider.fail(retry_after=...) expects a number of seconds >= 0 or None "
+                "FakeProvider.fail(retry_after=...) expects a finite number of seconds or None "
                 f"(got {type(retry_after).__name__}: {retry_after!r:.60})"
             )
         with self._lock:
