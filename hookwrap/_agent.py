@@ -819,6 +819,9 @@ async def _finishing(
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
+        for task in tasks:  # calls that failed beside the one raised: their errors are seen
+            if task.done() and not task.cancelled():
+                task.exception()
 
 
 def _items(use: Any) -> Iterator[Any]:

@@ -1278,6 +1278,32 @@ def test_an_abort_in_one_async_tool_cancels_the_others_of_its_turn() -> None:
     assert cancelled_by_then == ["slow"]
 
 
+def test_calls_of_one_turn_failing_together_leave_no_unseen_task_error() -> None:
+    """Two calls of a turn abort at the same step: the run is aborted, and asyncio has no
+    "Task exception was never retrieved" to report of the other one."""
+
+    @hw.tool
+    async def stop(x: int) -> int:
+        """Aborts the run."""
+        await asyncio.sleep(0)
+        hw.current().abort(f"stop {x}")
+        return x  # pragma: no cover
+
+    model = Script(calls(("c1", "stop", {"x": 1}), ("c2", "stop", {"x": 2})), "never")
+    reported: list[str] = []
+
+    async def main() -> hw.RunResult:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(lambda loop, context: reported.append(context["message"]))
+        result = await Agent(model, tools=[stop], store=MemoryStore()).arun("go")
+        gc.collect()  # an unseen task error is reported when its task is freed
+        await asyncio.sleep(0)
+        return result
+
+    assert asyncio.run(main()).status == "aborted"
+    assert reported == []
+
+
 @pytest.mark.parametrize("sdk", ["openai", "anthropic"])
 def test_a_create_method_with_its_model_bound_stands_for_its_client(
     sdk: str, is_async: bool
