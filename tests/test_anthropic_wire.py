@@ -478,7 +478,7 @@ def test_response_reads_text_tool_calls_usage_and_stop_reason() -> None:
     assert response.message == Message.assistant(
         "It is sunny.", [ToolCall("t9", "weather", {"city": "P"})]
     )
-    assert response.usage == Usage(30, 12, 42)
+    assert response.usage == Usage(35, 12, 47)  # the 5 cached input tokens are input too
     assert response.finish_reason == "tool_use"
     assert response.model == "claude-sonnet-4-5"
     assert response.raw is data
@@ -496,7 +496,7 @@ def test_response_written_back() -> None:
     assert out["content"] == data["content"][:3]
     message = Message.assistant("[redacted]", response.message.tool_calls)
     out = W.write_response(
-        response.replace(message=message, usage=Usage(30, 20), finish_reason="end_turn", model="x"),
+        response.replace(message=message, usage=Usage(40, 20), finish_reason="end_turn", model="x"),
         data,
     )
     assert out["content"] == [
@@ -505,7 +505,9 @@ def test_response_written_back() -> None:
         data["content"][3],
     ]
     assert out["content"][2] is data["content"][3]
-    assert out["usage"] == {"input_tokens": 30, "output_tokens": 20, "cache_read_input_tokens": 5}
+    # Anthropic's input_tokens leave out the cached 5 the neutral count holds
+    assert out["usage"] == {"input_tokens": 35, "output_tokens": 20, "cache_read_input_tokens": 5}
+    assert W.response(out).usage == Usage(40, 20, 60)
     assert (out["stop_reason"], out["model"]) == ("end_turn", "x")
     SDKMessage.model_validate(out)
     assert data == response_json()
@@ -638,6 +640,21 @@ def test_sse_bytes_round_trip_through_parse_sse() -> None:
     parsed = list(parse_sse(raw.splitlines(keepends=True)))
     assert parsed == STREAM
     assert [W.chunk(e) for e in parsed] == [W.chunk(e) for e in STREAM]
+
+
+def test_cached_input_counts_as_input_in_stream_usage_both_ways() -> None:
+    cached = {"input_tokens": 5, "cache_read_input_tokens": 20, "cache_creation_input_tokens": 3}
+    start = ev(
+        {
+            **START.data,
+            "message": {**START.data["message"], "usage": {**cached, "output_tokens": 1}},
+        }
+    )
+    [chunk] = [c for c in W.chunks(start) if c.kind == "usage"]
+    assert chunk.usage == Usage(28, 1, 29)
+    [out] = W.write_chunk(chunk.replace(usage=Usage(30, 1, 31)), start)
+    assert out.data["message"]["usage"] == {**cached, "input_tokens": 7, "output_tokens": 1}
+    assert [c.usage for c in W.chunks(out) if c.kind == "usage"] == [Usage(30, 1, 31)]
 
 
 def test_a_changed_chunk_rewrites_its_own_event() -> None:

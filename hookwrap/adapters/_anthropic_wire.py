@@ -479,10 +479,29 @@ def _usage(value: Any) -> Usage | None:
     u = _map(value)
     if not u:
         return None
-    # cache_creation/cache_read input tokens are left out, as the neutral Usage has no room
-    inp, out = json_int(u.get("input_tokens")), json_int(u.get("output_tokens"))
+    # the input read from and written to the prompt cache is input too, as OpenAI and
+    # Gemini count it (Anthropic's `input_tokens` counts only what came after the cache)
+    inp = json_int(u.get("input_tokens")) + _cached(u)
+    out = json_int(u.get("output_tokens"))
     made: Usage = new_usage(inp, out, inp + out)
     return made
+
+
+def _cached(counts: Mapping[str, Any]) -> int:
+    return sum(json_int(counts.get(key)) for key in _CACHE_KEYS)
+
+
+_CACHE_KEYS = ("cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def _counts(usage: Usage, native: Any) -> dict[str, int]:
+    """`usage` as Anthropic counts it beside the cache counts of `native` (which stay):
+    its `input_tokens` leave out the cached input the neutral count holds."""
+    cached = _cached(_map(native))
+    return {
+        "input_tokens": max(0, usage.input_tokens - cached),
+        "output_tokens": usage.output_tokens,
+    }
 
 
 def _index(chunk: Chunk, template: Event | None) -> int:
@@ -807,8 +826,8 @@ class MessagesWire(Wire):
                 )
             out["content"] = _merge(blocks, texts, message.tool_calls)
         if usage is not None and usage != old.usage:
-            counts = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
-            out["usage"] = {**_map(data.get("usage")), **counts}
+            native = data.get("usage")
+            out["usage"] = {**_map(native), **_counts(usage, native)}
         if response.finish_reason is not None and response.finish_reason != old.finish_reason:
             out["stop_reason"] = _stop_reason(response.finish_reason)
         if response.model is not None and response.model != old.model:
@@ -928,9 +947,10 @@ class MessagesWire(Wire):
                 delta = {**_map(data.get("delta")), "stop_reason": reason}
             counts: dict[str, Any] = dict(_map(data.get("usage")))
             if usage is not None:
+                native = _counts(usage, counts)
                 counts["output_tokens"] = usage.output_tokens
                 if usage.input_tokens or "input_tokens" in counts:
-                    counts["input_tokens"] = usage.input_tokens
+                    counts["input_tokens"] = native["input_tokens"]
             counts.setdefault("output_tokens", 0)
             return [_event({"type": "message_delta", "delta": delta, "usage": counts})]
         if kind == "usage":
@@ -940,11 +960,8 @@ class MessagesWire(Wire):
                 counts = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
                 return [Event(NOTE, {"type": NOTE, "usage": counts})]
             message = _map(data.get("message"))
-            counts = {
-                **_map(message.get("usage")),
-                "input_tokens": usage.input_tokens,
-                "output_tokens": usage.output_tokens,
-            }
+            before = message.get("usage")
+            counts = {**_map(before), **_counts(usage, before)}
             return [_event({**data, "message": {**message, "usage": counts}})]
         value = _map(chunk.value)
         vtype = value.get("type")
