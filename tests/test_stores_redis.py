@@ -292,6 +292,7 @@ def test_tool_cache_shares_results_through_the_server(redis_url: str, raw: Any) 
         (b"redis://h", "x", TypeError, "(got bytes: b'redis://h')"),
         ("http://user:hunter2@h/0", "x", ValueError, "'http://user:***@h/0'"),
         ("localhost:6379", "x", ValueError, "expects a redis://, rediss:// or unix:// URL"),
+        ("redis://h:6379/xyz", "x", ValueError, "the database 'xyz' is not a number"),
         ("redis://h", None, TypeError, "RedisStore(prefix=...) expects a str (got NoneType"),
     ],
 )

@@ -64,6 +64,7 @@ class RedisStore(Closing):
                 "RedisStore needs the redis package: pip install 'hookwrap[redis]'"
             ) from exc
         try:
+            _check_db(url)
             # redis leaves `from_url(**kwargs)` unannotated
             self._client = redis.Redis.from_url(url, decode_responses=True)  # pyright: ignore[reportUnknownMemberType]
         except ValueError as exc:
@@ -187,6 +188,16 @@ class RedisStore(Closing):
 
 def _load(text: object) -> Any | None:
     return None if text is None else json.loads(cast("str", text))
+
+
+def _check_db(url: str) -> None:
+    """A `ValueError` for a database in `url`'s path that is not a number (redis would use
+    database 0 instead)."""
+    parts = urlsplit(url)
+    if parts.scheme in ("redis", "rediss"):
+        db = parts.path.strip("/")
+        if db and not db.isdigit():
+            raise ValueError(f"the database {db!r} is not a number")
 
 
 def _redacted(url: str) -> str:
