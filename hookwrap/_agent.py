@@ -77,19 +77,25 @@ _DEFAULT_STORE_PATH = "hookwrap-checkpoints.sqlite3"
 _fallback_store: Store | None = None
 
 
-def interrupt(payload: Any = None) -> Any:
+def interrupt(payload: Any = None, *, key: str | None = None) -> Any:
     """Pause the run for a decision; return the decision once the run is resumed with one.
 
     Called in a tool (or a tool hook) of an `Agent` run: when the run was resumed with a
     decision for the current tool call's id, that decision is returned; otherwise this
-    raises `hw.Interrupt(payload)` and the agent saves a checkpoint.
+    raises `hw.Interrupt(payload)` and the agent saves a checkpoint. Outside a tool call (a
+    model or iteration hook), `key` names the decision: resumed with ``decisions={key:
+    ...}``, the call returns it.
     """
+    if key is not None and not isinstance(key, str):  # pyright: ignore[reportUnnecessaryIsInstance]
+        raise TypeError(
+            f"hw.interrupt(key=...) expects a str or None (got {type(key).__name__}: {key!r:.60})"
+        )
     ctx = current_var.get()
     if ctx is not None:
         decisions = ctx.decisions
-        call_id = ctx.call_id
-        if call_id in decisions:
-            return decisions[call_id]
+        wanted = ctx.call_id if key is None else key
+        if wanted in decisions:
+            return decisions[wanted]
     raise Interrupt(payload)
 
 

@@ -607,6 +607,22 @@ def test_an_interrupt_in_a_model_hook_redoes_that_turn_on_resume() -> None:
     assert (done.status, done.text, done.iterations) == ("finished", "1 messages", 1)
 
 
+def test_a_model_hook_names_the_key_of_its_decision(is_async: bool) -> None:
+    answers: list[Any] = []
+
+    @hw.before_model
+    def budget(request: hw.ModelRequest) -> None:
+        answers.append(interrupt({"question": "spend more?"}, key="budget"))
+
+    agent = Agent(Script("spent"), use=[budget], store=MemoryStore())
+    paused = go(agent, "hello", is_async)
+    assert (paused.status, paused.interrupt) == ("interrupted", {"question": "spend more?"})
+    done = resume(agent, paused.run_id, {"budget": "yes"}, is_async)
+    assert (done.status, done.text, answers) == ("finished", "spent", ["yes"])
+    with pytest.raises(TypeError, match=r"hw.interrupt\(key=...\) expects a str or None"):
+        interrupt("x", key=3)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("kind", ["before_agent", "on_start"])
 def test_an_interrupt_before_the_loop_pauses_and_resume_starts_it(
     kind: str, is_async: bool
