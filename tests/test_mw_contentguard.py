@@ -84,12 +84,17 @@ def answerer(kind: str, answer: Any) -> Callable[..., Any]:
     return allm
 
 
-def consume(kind: str, fn: Callable[..., Any]) -> list[Any]:
+def consume(kind: str, fn: Callable[..., Any], into: list[Any] | None = None) -> list[Any]:
+    """What `fn("hi")` streams; `into` gets each item as it comes (kept if the stream fails)."""
+    received = [] if into is None else into
     if kind == "sync":
-        return list(fn("hi"))
+        received.extend(fn("hi"))
+        return received
 
     async def main() -> list[Any]:
-        return [item async for item in fn("hi")]
+        async for item in fn("hi"):
+            received.append(item)
+        return received
 
     return asyncio.run(main())
 
@@ -548,17 +553,8 @@ def test_block_ends_a_stream_and_hands_out_nothing_after_the_match(kind: str) ->
     pieces = ["hello ", "world ", "ba", "d rest", " more", " and more"]
     guard = ContentGuard(rules=[(r"bad", "")], window=4, block=True)
     fn = hw.model(streamer(kind, pieces, log), use=[guard, aborted])
-
-    async def read_async() -> None:
-        async for piece in fn("hi"):
-            received.append(piece)
-
     with pytest.raises(hw.Aborted, match=r"ContentGuard blocked .* rule 0 \('bad'\) matched"):
-        if kind == "sync":
-            for piece in fn("hi"):
-                received.append(piece)
-        else:
-            asyncio.run(read_async())
+        consume(kind, fn, received)
     text = "".join(received)
     assert text  # released before the match: it stays released
     assert "hello world ".startswith(text)
@@ -576,17 +572,8 @@ def test_block_with_a_function_rule_hands_out_no_part_of_a_split_word(kind: str)
     pieces = ["hello world ", "my sec", "ret rest", " and more text after it"]
     guard = ContentGuard(rules=[redact], window=6, block=True)
     fn = hw.model(streamer(kind, pieces), use=[guard])
-
-    async def read_async() -> None:
-        async for piece in fn("hi"):
-            received.append(piece)
-
     with pytest.raises(hw.Aborted, match=r"ContentGuard blocked .* rule 0 \(.*redact.*\) matched"):
-        if kind == "sync":
-            for piece in fn("hi"):
-                received.append(piece)
-        else:
-            asyncio.run(read_async())
+        consume(kind, fn, received)
     text = "".join(received)
     assert text.startswith("hello world")
     assert "hello world my ".startswith(text)
