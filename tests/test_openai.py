@@ -251,6 +251,37 @@ def test_with_options_and_copy_keep_the_hooks() -> None:
         assert provider.requests[-1].body["messages"][0]["content"] == "Be brief."
 
 
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_a_wrapped_client_used_with_with_is_the_wrapped_client(sdk: str) -> None:
+    """`with hw.wrap(OpenAI()) as client:` gives the wrapped client, whose `with_options()`
+    and `copy()` keep the hooks (the SDK's own `__enter__` gave the copy behind it)."""
+    pytest.importorskip(sdk)
+    provider = FakeProvider()
+
+    def asked(client: Any) -> None:
+        if sdk == "openai":
+            client.chat.completions.create(model="m", messages=USER)
+        else:
+            client.messages.create(model="m", max_tokens=9, messages=USER)
+        sent = provider.requests[-1].body
+        assert (sent.get("system") or sent["messages"][0]["content"]) == "Be brief."
+
+    made = provider.openai() if sdk == "openai" else provider.anthropic()
+    wrapped = hw.wrap(made, use=[add_system])
+    with wrapped as client:
+        assert client is wrapped
+        for derived in (client, client.with_options(timeout=5), client.copy()):
+            asked(derived)
+
+    async def main() -> None:
+        made = provider.openai(True) if sdk == "openai" else provider.anthropic(True)
+        wrapped = hw.wrap(made, use=[add_system])
+        async with wrapped as client:
+            assert client is wrapped
+
+    asyncio.run(main())
+
+
 def test_wrapping_a_wrapped_client_adds_the_new_stack_outside() -> None:
     provider = FakeProvider()
     log: list[str] = []

@@ -831,6 +831,21 @@ class ClientProxy(wrapt.ObjectProxy[Any]):
 
     with_options = copy
 
+    # `with hw.wrap(OpenAI()) as client:` hands out the proxy (its `copy()` keeps the hooks)
+    def __enter__(self) -> Any:
+        self.__wrapped__.__enter__()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> Any:
+        return self.__wrapped__.__exit__(*exc_info)
+
+    async def __aenter__(self) -> Any:
+        await self.__wrapped__.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self.__wrapped__.__aexit__(*exc_info)
+
     def __repr__(self) -> str:
         return f"<hookwrap client {self.__wrapped__!r}>"
 
