@@ -20,6 +20,15 @@ _SDKS = {
 }
 
 _patched: dict[str, Chain] = {}
+# the top-level module of an SDK's classes -> the name its patch is kept under
+PATCH_NAMES = {"openai": "openai", "anthropic": "anthropic", "google": "google"}
+
+
+def patched_chain(name: str) -> Chain | None:
+    """The hooks `hw.patch` put on the SDK `name` (as `_patched` keys it), if patched."""
+    return _patched.get(name)
+
+
 _lock = threading.Lock()  # patching is a check, then a change of classes: one at a time
 
 

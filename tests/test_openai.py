@@ -593,3 +593,51 @@ def test_an_async_stream_closed_from_another_task_ends_cleanly() -> None:
     asyncio.run(main())
     assert ends == ["closed by consumer"]
     assert provider.closed == 1
+
+
+@pytest.mark.usefixtures("unpatched")
+@pytest.mark.parametrize("sdk", ["openai", "anthropic", "google"])
+def test_wrapping_a_client_of_a_patched_sdk_does_not_run_a_patched_hook_twice(sdk: str) -> None:
+    pytest.importorskip("google.genai" if sdk == "google" else sdk)
+    seen: list[str] = []
+
+    @hw.before_model
+    def count(request: hw.ModelRequest) -> None:
+        seen.append("count")
+
+    @hw.before_model
+    def other(request: hw.ModelRequest) -> None:
+        seen.append("other")
+
+    provider = FakeProvider()
+    hw.patch(sdk, use=[count])
+    made = {"openai": provider.openai, "anthropic": provider.anthropic, "google": provider.genai}
+    client: Any = hw.wrap(made[sdk](), use=[count, other])
+    if sdk == "openai":
+        client.chat.completions.create(model="m", messages=USER)
+    elif sdk == "anthropic":
+        client.messages.create(model="m", max_tokens=9, messages=USER)
+    else:
+        client.models.generate_content(model="m", contents="hi")
+    assert sorted(seen) == ["count", "other"]
+
+
+@pytest.mark.parametrize("member", ["resource", "method"])
+def test_wrapping_a_member_of_a_wrapped_client_does_not_run_its_hooks_twice(member: str) -> None:
+    seen: list[str] = []
+
+    @hw.before_model
+    def count(request: hw.ModelRequest) -> None:
+        seen.append("count")
+
+    @hw.before_model
+    def other(request: hw.ModelRequest) -> None:
+        seen.append("other")
+
+    wrapped = hw.wrap(FakeProvider().openai(), use=[count])
+    completions = wrapped.chat.completions
+    target = completions if member == "resource" else completions.create
+    again: Any = hw.wrap(target, use=[count, other])
+    create = again.create if member == "resource" else again
+    create(model="m", messages=USER)
+    assert sorted(seen) == ["count", "other"]

@@ -792,6 +792,12 @@ class Layer:
 _LAYERS: weakref.WeakKeyDictionary[Any, tuple[Layer, ...]] = weakref.WeakKeyDictionary()
 
 
+def layers_of(client: Any) -> tuple[Layer, ...]:
+    """The layers of `client` if it is a hooked copy (a `TypeError` for an object that
+    cannot be one: not weakly referable)."""
+    return _LAYERS.get(client, ())
+
+
 def hook_client(client: Any, layers: Sequence[Layer]) -> Any:
     """Put `layers` (innermost first) on `client`, a copy hookwrap owns."""
     _LAYERS[client] = tuple(layers)
