@@ -348,16 +348,36 @@ def _sdk_member(target: Any, chain: Chain) -> Any:
     original = target
     if isinstance(target, _SdkMember):
         target = target._self_hooked  # pyright: ignore[reportPrivateUsage]
-    resource = getattr(target, "__self__", None) if inspect.ismethod(target) else target
+    method = target
+    if not inspect.ismethod(target) and inspect.ismethod(getattr(target, "__wrapped__", None)):
+        method = target.__wrapped__  # `resource.with_raw_response.create`, say
+    resource = getattr(method, "__self__", None) if inspect.ismethod(method) else target
     if resource is None or isinstance(resource, type):
         return None
     adapter = _client_adapter(resource, "is_resource")
     if adapter is None:
         return None
     hooked = adapter.hook_resource(resource, chain)
-    if resource is not target:
+    if method is not target:  # the same response wrapper, of the hooked resource
+        name = method.__name__
+        kind = next(
+            (
+                k
+                for k in _RESPONSE_WRAPPERS
+                if getattr(getattr(resource, k, None), name, None) is target
+            ),
+            None,
+        )
+        if kind is None:
+            return None
+        hooked = getattr(getattr(hooked, kind), name)
+    elif resource is not target:
         hooked = getattr(hooked, target.__name__)
     return _SdkMember(original, hooked, chain)
+
+
+# a resource's views that hand out raw or streaming HTTP responses of its methods
+_RESPONSE_WRAPPERS = ("with_raw_response", "with_streaming_response")
 
 
 def wrap(target: T, /, *, use: Use = ()) -> T:

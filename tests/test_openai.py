@@ -641,3 +641,20 @@ def test_wrapping_a_member_of_a_wrapped_client_does_not_run_its_hooks_twice(memb
     create = again.create if member == "resource" else again
     create(model="m", messages=USER)
     assert sorted(seen) == ["count", "other"]
+
+
+@pytest.mark.parametrize("view", ["with_raw_response", "with_streaming_response"])
+def test_a_raw_or_streaming_response_method_wrapped_alone_goes_through_the_hooks(
+    view: str,
+) -> None:
+    provider = FakeProvider(["Hello."])
+    completions = provider.openai().chat.completions
+    create: Any = hw.wrap(getattr(completions, view).create, use=[add_system])
+    if view == "with_raw_response":
+        raw = create(model="m", messages=USER)
+        assert raw.headers["content-type"].startswith("application/json")
+        assert raw.parse().choices[0].message.content == "Hello."
+    else:
+        with create(model="m", messages=USER) as response:
+            assert response.parse().choices[0].message.content == "Hello."
+    assert provider.requests[-1].body["messages"][0] == {"role": "system", "content": "Be brief."}
