@@ -658,3 +658,13 @@ def test_a_raw_or_streaming_response_method_wrapped_alone_goes_through_the_hooks
         with create(model="m", messages=USER) as response:
             assert response.parse().choices[0].message.content == "Hello."
     assert provider.requests[-1].body["messages"][0] == {"role": "system", "content": "Be brief."}
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_a_wrapped_clients_request_method_looks_like_the_sdks(sdk: str, is_async: bool) -> None:
+    provider = FakeProvider()
+    made = getattr(provider, sdk)(is_async)
+    wrapped = hw.wrap(made, use=[add_system])
+    assert inspect.signature(wrapped.request) == inspect.signature(made.request)
+    assert wrapped.request.__name__ == "request"
+    assert inspect.iscoroutinefunction(wrapped.request) is is_async

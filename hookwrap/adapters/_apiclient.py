@@ -815,6 +815,18 @@ def hook_client(client: Any, layers: Sequence[Layer]) -> Any:
             continue
         layer.engine(is_async)  # refuse hooks this client cannot run now, not at the first call
         hooked = functools.partial(layer.acall if is_async else layer.call, client, hooked)
+    if hooked.__class__ is functools.partial:  # looks like the SDK's method too
+        outer = hooked
+
+        @functools.wraps(cls.request)
+        def entry(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return outer(*args, **kwargs)
+
+        @functools.wraps(cls.request)
+        async def aentry(self: Any, *args: Any, **kwargs: Any) -> Any:
+            return await outer(*args, **kwargs)
+
+        hooked = types.MethodType(aentry if is_async else entry, client)
     client.request = hooked
     process: Any = cls._process_response
     original = getattr(process, "__hookwrap_original__", process)  # (the SDK's, if patched)
