@@ -668,3 +668,17 @@ def test_a_wrapped_clients_request_method_looks_like_the_sdks(sdk: str, is_async
     assert inspect.signature(wrapped.request) == inspect.signature(made.request)
     assert wrapped.request.__name__ == "request"
     assert inspect.iscoroutinefunction(wrapped.request) is is_async
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_a_raw_response_says_how_many_retries_the_sdk_took(sdk: str, is_async: bool) -> None:
+    provider = FakeProvider(["Hello."])
+    provider.fail(503, times=2)
+    client: Any = hw.wrap(getattr(provider, sdk)(is_async, max_retries=3), use=[add_system])
+    if sdk == "openai":
+        made = client.chat.completions.with_raw_response.create(model="m", messages=USER)
+    else:
+        made = client.messages.with_raw_response.create(model="m", max_tokens=9, messages=USER)
+    raw = run(made)
+    assert raw.retries_taken == 2
+    assert len(provider.requests) == 3

@@ -34,21 +34,33 @@ from ._wire import Event, Framer, SSEDecoder, Wire
 
 __all__ = ["ApiClientAdapter", "ClientProxy", "Layer", "hook_client", "process_hooked"]
 
+
+class _Captured:
+    """What a captured `_process_response` call was told besides the response: how many
+    retries the SDK took, for the response the hooks' call is parsed into."""
+
+    __slots__ = ("retries",)
+
+    def __init__(self) -> None:
+        self.retries = 0
+
+
 # Set while hookwrap itself calls the SDK's `request`: `_process_response` then hands back
 # the HTTP response instead of parsing it, so the hooks can read and rewrite it first.
-_capture: ContextVar[bool] = ContextVar("hookwrap_capture", default=False)
+_capture: ContextVar[_Captured | None] = ContextVar("hookwrap_capture", default=None)
 
 
 class Exchange:
     """One model call's native side: the client, its wire, and what came back."""
 
-    __slots__ = ("capture", "client", "dropped", "http", "template", "wire")
+    __slots__ = ("capture", "client", "dropped", "http", "retries", "template", "wire")
 
-    def __init__(self, client: Any, wire: Wire, capture: bool) -> None:
+    def __init__(self, client: Any, wire: Wire, capture: _Captured | None) -> None:
         self.client = client
         self.wire = wire
         self.capture = capture  # an outer layer wants the HTTP response, not SDK objects
         self.http: Any = None
+        self.retries = 0  # the SDK's own, for `http`
         self.template: Event | None = None
         self.dropped = False  # whether a hook dropped one of the stream's chunks
 
@@ -72,7 +84,9 @@ def process_hooked(original: Callable[..., Any]) -> Callable[..., Any]:
     if inspect.iscoroutinefunction(original):
 
         async def aprocess(self: Any, **kwargs: Any) -> Any:
-            if _capture.get():
+            captured = _capture.get()
+            if captured is not None:
+                captured.retries = kwargs.get("retries_taken", 0)
                 return kwargs["response"]
             return await original(self, **kwargs)
 
@@ -80,7 +94,9 @@ def process_hooked(original: Callable[..., Any]) -> Callable[..., Any]:
         return aprocess
 
     def process(self: Any, **kwargs: Any) -> Any:
-        if _capture.get():
+        captured = _capture.get()
+        if captured is not None:
+            captured.retries = kwargs.get("retries_taken", 0)
             return kwargs["response"]
         return original(self, **kwargs)
 
@@ -404,12 +420,14 @@ class ApiClientAdapter(Adapter):
             return self._ainvoke(request, call)
         # unchanged: `_send_options`, without a call
         options = call.args[1] if request is call.request else self._send_options(request, call)
-        token = _capture.set(True)
+        captured = _Captured()
+        token = _capture.set(captured)
         try:
             http = call.fn(call.args[0], options, **call.kwargs)
         finally:
             _capture.reset(token)
-        call.args[2].http = http
+        ex: Exchange = call.args[2]
+        ex.http, ex.retries = http, captured.retries
         if call.kwargs["stream"]:
             return _HttpEvents(http)
         http.read()  # `with_streaming_response` leaves the body unread; hooks need it
@@ -417,12 +435,14 @@ class ApiClientAdapter(Adapter):
 
     async def _ainvoke(self, request: ModelRequest, call: Call) -> Any:
         options = self._send_options(request, call)
-        token = _capture.set(True)
+        captured = _Captured()
+        token = _capture.set(captured)
         try:
             http = await call.fn(call.args[0], options, **call.kwargs)
         finally:
             _capture.reset(token)
-        call.args[2].http = http
+        ex: Exchange = call.args[2]
+        ex.http, ex.retries = http, captured.retries
         if call.kwargs["stream"]:
             return _AsyncHttpEvents(http)
         await http.aread()
@@ -579,7 +599,8 @@ class ApiClientAdapter(Adapter):
 
     def _process(self, http: Any, call: Call) -> Any:
         ex: Exchange = call.args[2]
-        if ex.capture:
+        if ex.capture is not None:  # an outer layer parses it: it learns the retries too
+            ex.capture.retries = ex.retries
             return http
         process = _original_process(ex.client)
         stream = call.kwargs["stream"]
@@ -590,6 +611,7 @@ class ApiClientAdapter(Adapter):
             response=http,
             stream=stream,
             stream_cls=call.kwargs["stream_cls"],
+            retries_taken=ex.retries,
         )
         if not stream:
             return result
@@ -752,7 +774,7 @@ class Layer:
         kwargs = {"stream": stream, "stream_cls": stream_cls}
         if not capture:  # the usual call, not one made by an outer layer
             return engine.call(inner, None, args, kwargs)
-        token = _capture.set(False)  # calls made by hooks get SDK objects as usual
+        token = _capture.set(None)  # calls made by hooks get SDK objects as usual
         try:
             return engine.call(inner, None, args, kwargs)
         finally:
@@ -779,7 +801,7 @@ class Layer:
         if not capture:
             result = await engine.acall(inner, None, args, kwargs)
         else:
-            token = _capture.set(False)
+            token = _capture.set(None)
             try:
                 result = await engine.acall(inner, None, args, kwargs)
             finally:
