@@ -346,3 +346,27 @@ def test_a_usage_chunk_added_to_the_apis_own_stream_reaches_the_final_message(af
     assert [event.type for event in events] == kinds
     assert events[-2].delta.stop_reason == "end_turn"  # type: ignore[union-attr]
     assert events[-2].usage.output_tokens == 42  # type: ignore[union-attr]
+
+
+def test_a_streamed_answer_a_wrap_hook_gives_without_usage_reports_none() -> None:
+    """The stream carries zeros where the API's events need counts; hooks see no usage."""
+    seen: list[Any] = []
+
+    @hw.wrap_model
+    def answer(request: hw.ModelRequest, call_next: Any) -> hw.ModelResponse:
+        return hw.ModelResponse(hw.Message.assistant("from the cache"))
+
+    @hw.on_usage
+    def usage(usage: hw.Usage) -> None:
+        seen.append(usage)
+
+    @hw.after_model
+    def after(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response.usage)
+
+    provider = FakeProvider()
+    client = hw.wrap(provider.anthropic(), use=[answer, usage, after])
+    events = list(client.messages.create(model="m", max_tokens=9, messages=USER, stream=True))
+    assert [e.type for e in events][0 :: len(events) - 1] == ["message_start", "message_stop"]
+    assert seen == [None]
+    assert provider.requests == []

@@ -527,6 +527,8 @@ class ApiClientAdapter(Adapter):
         chunks = [ex.wire.chunk(event) for event in ex.wire.stream_events(response)]
         if chunks:
             ex.template = chunks[0].raw
+        if response.usage is None:  # the zeros a native event must carry are no usage seen
+            chunks = [c if c.usage is None else c.replace(usage=None) for c in chunks]
         return chunks
 
     def coerce(self, value: Any, call: Call | None) -> ModelResponse:
