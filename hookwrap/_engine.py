@@ -192,7 +192,7 @@ class _Shared:
     def _open(self, parent: RunContext[Any] | None, phase: Any) -> RunContext[Any]:
         if parent is None:
             run = RunState(is_async=self.is_async, one_call=True) if self.lifecycle else None
-            return RunContext(run, phase)
+            return RunContext(run, phase, self.is_async)
         return RunContext(parent.run, phase)
 
     def _end_sync(

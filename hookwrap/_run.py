@@ -176,10 +176,11 @@ class RunContext(Generic[C]):
     model or tool call: `phase`, `call_id`, `call_state`, `chunk_index`.
     """
 
-    __slots__ = ("_call_id", "_call_state", "_counted", "_run", "chunk_index", "phase")
+    __slots__ = ("_async", "_call_id", "_call_state", "_counted", "_run", "chunk_index", "phase")
 
-    def __init__(self, run: RunState | None, phase: Phase = "init") -> None:
+    def __init__(self, run: RunState | None, phase: Phase = "init", is_async: bool = False) -> None:
         self._run = run
+        self._async = is_async  # of a one-call run made on demand: whether its call is async
         self.phase: Phase = phase
         self.chunk_index = 0
         self._call_id: str | None = None
@@ -193,7 +194,7 @@ class RunContext(Generic[C]):
     def run(self) -> RunState:
         run = self._run
         if run is None:  # a one-call run creates its shared part only when asked
-            run = self._run = RunState(one_call=True)
+            run = self._run = RunState(is_async=self._async, one_call=True)
         return run
 
     @property

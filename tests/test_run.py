@@ -1163,3 +1163,34 @@ def test_is_one_call_tells_a_calls_own_run_from_a_run_it_joined() -> None:
     agent = hw.Agent(lambda request: "done", use=[record])
     agent.run("e")
     assert seen == [True, True, False, False, False]
+
+
+@pytest.mark.parametrize("how", ["wrapped twice", "called inside"])
+def test_async_lifecycle_hooks_of_an_inner_call_run_in_an_async_one_call_run(how: str) -> None:
+    """The outer stack has no lifecycle hooks of its own, so its one-call run is made when
+    the inner call joins it: an async run, as the call is."""
+    events: list[str] = []
+
+    @hw.on_start
+    async def started() -> None:
+        events.append("on_start")
+
+    @hw.on_finish
+    async def finished(info: hw.FinishInfo) -> None:
+        events.append("on_finish")
+
+    @hw.before_model
+    def look(request: hw.ModelRequest) -> None:
+        events.append("before_model")
+
+    async def llm(messages: list[Any]) -> str:
+        return "answer"
+
+    inner = hw.model(llm, use=[started, finished])
+
+    async def step(messages: list[Any]) -> str:
+        return await inner(messages)
+
+    outer = hw.model(inner if how == "wrapped twice" else step, use=[look])
+    assert asyncio.run(outer([{"role": "user", "content": "q"}])) == "answer"
+    assert events == ["before_model", "on_start", "on_finish"]
