@@ -74,20 +74,20 @@ def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
         def layer_ctx(request: Any) -> Any:
             try:
                 result = fn(request, inner, ctx=current_var.get())
+                return result if isinstance(result, ModelResponse) else coerce(hook, result)
             except BaseException as exc:
-                _own(hook, exc)
+                _own(hook, exc)  # its answer refused too: the hook's, not an outer one's
                 raise
-            return result if isinstance(result, ModelResponse) else coerce(hook, result)
 
         return layer_ctx
 
     def layer(request: Any) -> Any:
         try:
             result = fn(request, inner)
+            return result if isinstance(result, ModelResponse) else coerce(hook, result)
         except BaseException as exc:
-            _own(hook, exc)
+            _own(hook, exc)  # its answer refused too: the hook's, not an outer one's
             raise
-        return result if isinstance(result, ModelResponse) else coerce(hook, result)
 
     return layer
 
@@ -238,12 +238,12 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                 result = fn(request, call_next)
             if awaits:
                 result = await result
+            return result if isinstance(result, ModelResponse) else coerce(hook, result)
         except BaseException as exc:
             if not _forgiven(hook, exc):
                 _own(hook, exc)
                 raise
             return _last(got) if got else await inner(request)
-        return result if isinstance(result, ModelResponse) else coerce(hook, result)
 
     return layer
 

@@ -5,6 +5,7 @@ This is where `before_*`, `after_*` and `on_*` hooks are called.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -31,12 +32,23 @@ __all__ = [
     "on_chunk_async",
 ]
 
+log = logging.getLogger("hookwrap")
+
 SEEN = "_hookwrap_seen"
 FROM_TOOL = "_hookwrap_from_tool"  # raised by a tool's own function (or its arguments)
 
 
-def failed(hook: Hook, exc: BaseException, first: BaseException | None) -> BaseException:
-    """Note which hook raised; raise now unless its stack continues on errors."""
+def failed(hook: Hook, exc: BaseException, first: BaseException | None) -> BaseException | None:
+    """Note which hook raised; raise now unless its stack continues on errors. A fail-open
+    hook's error (its own are caught where it is called: here, an answer of the wrong type)
+    is logged and skipped."""
+    if (
+        hook.spec.fail_open
+        and isinstance(exc, Exception)
+        and not isinstance(exc, (Aborted, Interrupt))
+    ):
+        log.error("fail-open %s failed; skipped", hook.label, exc_info=exc)
+        return first
     add_note(exc, hook.note())
     mark_seen(exc)
     if isinstance(exc, (Aborted, Interrupt)):
@@ -246,16 +258,23 @@ def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
         if result.__class__ is Chunk:
             chunk = result
             continue
-        if first is not None:
-            raise first
         if result is DROP:
+            if first is not None:
+                raise first
             return DROP
         rest = hooks[_position(hooks, hook) + 1 :]
         out: list[Chunk] = []
-        for part in result:
-            done = on_chunk(rest, part, ctx) if rest else part
+        for part in result:  # each new chunk passes the hooks after, even after an error
+            try:
+                done = on_chunk(rest, part, ctx) if rest else part
+            except BaseException as exc:
+                if first is None or isinstance(exc, (Aborted, Interrupt)):
+                    raise
+                break  # the stage ends with the earlier error, raised below
             if done is not DROP:
                 out.extend(done) if done.__class__ is list else out.append(done)
+        if first is not None:
+            raise first
         return out
     if first is not None:
         raise first
@@ -279,16 +298,23 @@ async def on_chunk_async(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any
         if result.__class__ is Chunk:
             chunk = result
             continue
-        if first is not None:
-            raise first
         if result is DROP:
+            if first is not None:
+                raise first
             return DROP
         rest = hooks[_position(hooks, hook) + 1 :]
         out: list[Chunk] = []
-        for part in result:
-            done = await on_chunk_async(rest, part, ctx) if rest else part
+        for part in result:  # each new chunk passes the hooks after, even after an error
+            try:
+                done = await on_chunk_async(rest, part, ctx) if rest else part
+            except BaseException as exc:
+                if first is None or isinstance(exc, (Aborted, Interrupt)):
+                    raise
+                break  # the stage ends with the earlier error, raised below
             if done is not DROP:
                 out.extend(done) if done.__class__ is list else out.append(done)
+        if first is not None:
+            raise first
         return out
     if first is not None:
         raise first

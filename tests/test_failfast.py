@@ -1315,3 +1315,139 @@ def test_a_fault_anywhere_in_a_tool_call_propagates_once_and_ends_with_on_error(
     assert_noted(boom, "faulty", kind, FAULT_PRIORITY)
     assert ended == [("on_error", boom)]
     assert calls == ([] if position in ("on_start", "before_tool") else ["Oslo"])
+
+
+def _shaped(shape: str) -> Callable[..., Any]:
+    """A model function of `shape` answering "answer" (in two chunks when streamed)."""
+    if shape == "sync":
+        return lambda prompt: "answer"
+    if shape == "async":
+
+        async def answer(prompt: str) -> str:
+            return "answer"
+
+        return answer
+    if shape == "stream":
+
+        def pieces(prompt: str) -> Iterator[str]:
+            yield from ("ans", "wer")
+
+        return pieces
+
+    async def apieces(prompt: str) -> AsyncIterator[str]:
+        for piece in ("ans", "wer"):
+            yield piece
+
+    return apieces
+
+
+def _called(fn: Callable[..., Any], shape: str) -> str:
+    if shape == "sync":
+        return str(fn("hi"))
+    if shape == "async":
+        return str(asyncio.run(fn("hi")))
+    if shape == "stream":
+        return "".join(fn("hi"))
+
+    async def pull() -> str:
+        return "".join([piece async for piece in fn("hi")])
+
+    return asyncio.run(pull())
+
+
+SHAPES = ["sync", "async", "stream", "async stream"]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("kind", ["before_model", "after_model", "on_chunk", "wrap_model"])
+def test_a_fail_open_hook_answering_the_wrong_type_is_logged_and_skipped(
+    kind: str, shape: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`fail_open` covers what a hook returns too: an answer of the wrong type (say, the row
+    id an audit insert returned) is logged and skipped, and the call goes on."""
+    if kind == "on_chunk" and shape in ("sync", "async"):
+        pytest.skip("on_chunk hooks run in streams")
+    if kind == "wrap_model":
+        if shape == "sync" or shape == "stream":
+
+            def hook(request: hw.ModelRequest, call_next: Callable[..., Any]) -> Any:
+                call_next(request)
+                return 1
+
+        else:
+
+            async def hook(request: hw.ModelRequest, call_next: Callable[..., Any]) -> Any:  # type: ignore[misc]
+                await call_next(request)
+                return 1
+
+    elif kind == "after_model":
+
+        def hook(request: hw.ModelRequest, response: hw.ModelResponse) -> Any:  # type: ignore[misc]
+            return 1
+
+    else:
+
+        def hook(value: Any) -> Any:  # type: ignore[misc]
+            return 1
+
+    made = getattr(hw, kind)(fail_open=True, name="audit")(hook)
+    with caplog.at_level(logging.DEBUG, logger="hookwrap"):
+        assert _called(hw.model(_shaped(shape), use=[made]), shape) == "answer"
+    records = hookwrap_records(caplog)
+    assert [r.levelno >= logging.WARNING for r in records] == [True] * len(records) != []
+    assert "returned int (1)" in str(records[0].exc_info[1] if records[0].exc_info else "")
+
+
+@pytest.mark.parametrize("shape", ["sync", "async"])
+def test_an_inner_wrap_hooks_wrong_answer_is_noted_as_its_own(shape: str) -> None:
+    """The outer hook only passed the error on: the note names the inner one alone."""
+
+    @hw.wrap_model(name="outer")
+    def outer(request: hw.ModelRequest) -> Any:  # the generator form
+        return (yield request)
+
+    if shape == "sync":
+
+        @hw.wrap_model(name="inner")
+        def inner(request: hw.ModelRequest, call_next: Callable[..., Any]) -> Any:
+            call_next(request)
+
+    else:
+
+        @hw.wrap_model(name="inner")
+        async def inner(request: hw.ModelRequest, call_next: Callable[..., Any]) -> Any:  # type: ignore[misc]
+            await call_next(request)
+
+    @hw.wrap_model(name="middle")
+    def middle(request: hw.ModelRequest) -> Any:
+        return (yield request)
+
+    with pytest.raises(TypeError, match=r"wrap_model hook 'inner' .* returned NoneType") as err:
+        _called(hw.model(_shaped(shape), use=[outer, middle, inner]), shape)
+    assert [n.split(",")[0] for n in notes_of(err.value)] == [
+        "raised by wrap_model hook 'inner' (priority 0)"
+    ]
+
+
+@pytest.mark.parametrize("shape", ["stream", "async stream"])
+def test_continue_on_error_passes_an_expansion_through_the_later_hooks(shape: str) -> None:
+    seen: list[str] = []
+    boom = Boom("first")
+
+    @hw.on_chunk
+    def failing(chunk: hw.Chunk) -> None:
+        raise boom
+
+    @hw.on_chunk
+    def expand(chunk: hw.Chunk) -> list[hw.Chunk]:
+        return [chunk.replace(text=chunk.text + "1"), chunk.replace(text=chunk.text + "2")]
+
+    @hw.on_chunk
+    def observer(chunk: hw.Chunk) -> None:
+        seen.append(chunk.text)
+
+    stack = hw.Stack(failing, expand, observer, continue_on_error=True)
+    with pytest.raises(Boom) as err:
+        _called(hw.model(_shaped(shape), use=[stack]), shape)
+    assert err.value is boom
+    assert seen == ["ans1", "ans2"]
