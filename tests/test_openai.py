@@ -595,19 +595,22 @@ def test_an_async_stream_closed_from_another_task_ends_cleanly() -> None:
     assert provider.closed == 1
 
 
+def noting(seen: list[str], name: str) -> Any:
+    """A `before_model` hook that notes `name` in `seen` each time it runs."""
+
+    @hw.before_model(name=name)
+    def note(request: hw.ModelRequest) -> None:
+        seen.append(name)
+
+    return note
+
+
 @pytest.mark.usefixtures("unpatched")
 @pytest.mark.parametrize("sdk", ["openai", "anthropic", "google"])
 def test_wrapping_a_client_of_a_patched_sdk_does_not_run_a_patched_hook_twice(sdk: str) -> None:
     pytest.importorskip("google.genai" if sdk == "google" else sdk)
     seen: list[str] = []
-
-    @hw.before_model
-    def count(request: hw.ModelRequest) -> None:
-        seen.append("count")
-
-    @hw.before_model
-    def other(request: hw.ModelRequest) -> None:
-        seen.append("other")
+    count, other = noting(seen, "count"), noting(seen, "other")
 
     provider = FakeProvider()
     hw.patch(sdk, use=[count])
@@ -625,14 +628,7 @@ def test_wrapping_a_client_of_a_patched_sdk_does_not_run_a_patched_hook_twice(sd
 @pytest.mark.parametrize("member", ["resource", "method"])
 def test_wrapping_a_member_of_a_wrapped_client_does_not_run_its_hooks_twice(member: str) -> None:
     seen: list[str] = []
-
-    @hw.before_model
-    def count(request: hw.ModelRequest) -> None:
-        seen.append("count")
-
-    @hw.before_model
-    def other(request: hw.ModelRequest) -> None:
-        seen.append("other")
+    count, other = noting(seen, "count"), noting(seen, "other")
 
     wrapped = hw.wrap(FakeProvider().openai(), use=[count])
     completions = wrapped.chat.completions
