@@ -322,6 +322,11 @@ async def start_async(hooks: list[Hook], ctx: RunContext[Any]) -> None:
         raise first
 
 
+# the reasons of the aborts hookwrap itself makes for a run whose caller stopped: the error
+# goes to no one, so a terminal hook's failure noted on it would be lost
+_UNSEEN = ("closed by consumer", "cancelled")
+
+
 def _terminal_error(
     kind: str,
     hook: Hook,
@@ -335,6 +340,8 @@ def _terminal_error(
     else:
         assert error is not None
         add_note(error, f"{hook.label} failed too: {exc!r}")
+        if isinstance(error, Aborted) and error.reason in _UNSEEN:  # no caller sees the note
+            log.error("%s failed while the run ended (%s)", hook.label, error.reason, exc_info=exc)
 
 
 def finish_sync(

@@ -1451,3 +1451,22 @@ def test_continue_on_error_passes_an_expansion_through_the_later_hooks(shape: st
         _called(hw.model(_shaped(shape), use=[stack]), shape)
     assert err.value is boom
     assert seen == ["ans1", "ans2"]
+
+
+def test_an_on_abort_failure_when_the_caller_closes_a_stream_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Closing is no error, so no error carries a note of it: the failure is logged."""
+    boom = Boom("pager down")
+
+    @hw.on_abort
+    def alert(info: hw.FinishInfo) -> None:
+        raise boom
+
+    stream = hw.model(_shaped("stream"), use=[alert])("hi")
+    next(stream)
+    with caplog.at_level(logging.DEBUG, logger="hookwrap"):
+        stream.close()
+    records = hookwrap_records(caplog)
+    assert [r.exc_info[1] if r.exc_info else None for r in records] == [boom]
+    assert "closed by consumer" in records[0].getMessage()
