@@ -298,26 +298,35 @@ def _call(hook: Hook, ctx: RunContext[Any], *args: Any) -> Any:
 
 
 def start_sync(hooks: list[Hook], ctx: RunContext[Any]) -> None:
-    """`on_start` hooks: all, in order, fail-fast unless their stack says otherwise."""
+    """`on_start` hooks: all, in order, fail-fast unless their stack says otherwise; the
+    phase is "init" while they run."""
     first: BaseException | None = None
-    for hook in hooks:
-        try:
-            _call(hook, ctx)
-        except BaseException as exc:
-            first = failed(hook, exc, first)  # as every stage's: notes, switches, aborts
+    phase, ctx.phase = ctx.phase, "init"
+    try:
+        for hook in hooks:
+            try:
+                _call(hook, ctx)
+            except BaseException as exc:
+                first = failed(hook, exc, first)  # as every stage's: notes, switches, aborts
+    finally:
+        ctx.phase = phase
     if first is not None:
         raise first
 
 
 async def start_async(hooks: list[Hook], ctx: RunContext[Any]) -> None:
     first: BaseException | None = None
-    for hook in hooks:
-        try:
-            result = _call(hook, ctx)
-            if hook.is_async:
-                await result
-        except BaseException as exc:
-            first = failed(hook, exc, first)
+    phase, ctx.phase = ctx.phase, "init"
+    try:
+        for hook in hooks:
+            try:
+                result = _call(hook, ctx)
+                if hook.is_async:
+                    await result
+            except BaseException as exc:
+                first = failed(hook, exc, first)
+    finally:
+        ctx.phase = phase
     if first is not None:
         raise first
 

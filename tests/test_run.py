@@ -1194,3 +1194,25 @@ def test_async_lifecycle_hooks_of_an_inner_call_run_in_an_async_one_call_run(how
     outer = hw.model(inner if how == "wrapped twice" else step, use=[look])
     assert asyncio.run(outer([{"role": "user", "content": "q"}])) == "answer"
     assert events == ["before_model", "on_start", "on_finish"]
+
+
+@pytest.mark.parametrize("shape", ["sync", "async"])
+def test_on_start_hooks_see_the_init_phase(shape: str) -> None:
+    phases: list[str] = []
+
+    @hw.on_start
+    def started(ctx: hw.RunContext) -> None:
+        phases.append(ctx.phase)
+
+    @hw.before_model
+    def before(request: hw.ModelRequest, ctx: hw.RunContext) -> None:
+        phases.append(ctx.phase)
+
+    async def allm(prompt: str) -> str:
+        return prompt
+
+    if shape == "sync":
+        hw.model(lambda prompt: prompt, use=[started, before])("hi")
+    else:
+        asyncio.run(hw.model(allm, use=[started, before])("hi"))
+    assert phases == ["init", "before_model"]
