@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
+import sys
 from typing import Any, Literal
 
 from ._hooks import KINDS
@@ -56,7 +58,21 @@ def layers(target: Any) -> list[Chain]:
         seen = getattr(seen, "__wrapped__", None)
         if seen is None:
             break
-    return chains
+    return chains + _client_layers(seen)
+
+
+def _client_layers(member: Any) -> list[Chain]:
+    """The layers of the wrapped client an SDK resource or method (`member`) belongs to,
+    outermost first: they run around its calls too."""
+    apiclient = sys.modules.get("hookwrap.adapters._apiclient")
+    if apiclient is None or member is None:
+        return []
+    owner = member.__self__ if inspect.ismethod(member) else member
+    try:
+        kept = apiclient.layers_of(getattr(owner, "_client", owner))
+    except TypeError:  # not weakly referable: no client of an SDK
+        return []
+    return [layer.chain for layer in reversed(kept)]
 
 
 def _rows(chains: list[Chain]) -> list[tuple[str, int, Hook, int]]:

@@ -361,3 +361,21 @@ def test_explain_leaves_out_stages_the_target_never_has() -> None:
     assert "Both.done" in for_model
     assert "Both.done" in for_tool
     assert "tool_side" not in hw.explain(hw.model(llm, use=[both]), format="mermaid")
+
+
+def test_a_member_of_a_wrapped_client_shows_the_clients_layers_too() -> None:
+    pytest.importorskip("openai")
+    from hookwrap.testing import FakeProvider
+
+    @hw.before_model(name="clients")
+    def clients(request: hw.ModelRequest) -> None:
+        return None
+
+    @hw.after_model(name="members")
+    def members(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        return None
+
+    wrapped = hw.wrap(FakeProvider().openai(), use=[clients])
+    table = hw.explain(hw.wrap(wrapped.chat.completions, use=[members]))
+    rows = [line.split()[:3] for line in table.splitlines()[2:]]
+    assert rows == [["before_model", "1", "clients"], ["after_model", "1", "members"]]
