@@ -219,8 +219,8 @@ def fresh_hooks(target: Any, hooks: Sequence[Hook]) -> list[Hook]:
 
 def _sdk_hooks(target: Any) -> list[Hook]:
     """The hooks an SDK client, resource or method runs beyond its own layers: those of the
-    wrapped client it belongs to (`wrapped.chat.completions`), and those `hw.patch` put on
-    its SDK."""
+    wrapped client it belongs to (`wrapped.chat.completions`, `wrapped.models`), and those
+    `hw.patch` put on its SDK."""
     owner = getattr(target, "__self__", None) if inspect.ismethod(target) else target
     if owner is None or isinstance(owner, (type, Tool)):
         return []
@@ -233,6 +233,9 @@ def _sdk_hooks(target: Any) -> list[Hook]:
         except TypeError:  # not weakly referable: no client of an SDK
             kept = ()
         found += [hook for layer in kept for hook in layer.chain.hooks]
+    google = sys.modules.get("hookwrap.adapters.google")
+    if google is not None:
+        found += google.hooks_of(owner)
     patch = sys.modules.get("hookwrap._patch")
     sdk = type(owner).__module__.partition(".")[0]
     if patch is not None and sdk in patch.PATCH_NAMES:

@@ -678,3 +678,13 @@ def test_a_raw_response_says_how_many_retries_the_sdk_took(sdk: str, is_async: b
     raw = run(made)
     assert raw.retries_taken == 2
     assert len(provider.requests) == 3
+
+
+def test_wrapping_the_models_of_a_wrapped_genai_client_does_not_run_its_hooks_twice() -> None:
+    pytest.importorskip("google.genai")
+    seen: list[str] = []
+    count, other = noting(seen, "count"), noting(seen, "other")
+    wrapped = hw.wrap(FakeProvider().genai(), use=[count])
+    models: Any = hw.wrap(wrapped.models, use=[count, other])
+    models.generate_content(model="m", contents="hi")
+    assert sorted(seen) == ["count", "other"]

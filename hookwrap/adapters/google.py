@@ -476,6 +476,18 @@ class _HookedApi:
         return f"<hookwrap {type(self).__wrapped__!r}>"
 
 
+def hooks_of(resource: Any) -> list[Any]:
+    """The hooks the API client of `resource` (`wrapped.models`, say) runs already, from
+    every layer hooked onto it."""
+    found: list[Any] = []
+    api = getattr(resource, "_api_client", None)
+    while isinstance(api, _HookedApi):
+        own = type(api).__dict__
+        found += own["_hw_layer"].chain.hooks
+        api = own["__wrapped__"]
+    return found
+
+
 def _hooked_api(api: Any, layer: _Layer) -> Any:
     """A twin of the SDK's API client `api` whose model calls go through `layer`.
 
