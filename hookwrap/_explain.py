@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import sys
 from typing import Any, Literal
@@ -64,15 +63,14 @@ def layers(target: Any) -> list[Chain]:
 def _client_layers(member: Any) -> list[Chain]:
     """The layers of the wrapped client an SDK resource or method (`member`) belongs to,
     outermost first: they run around its calls too."""
-    apiclient = sys.modules.get("hookwrap.adapters._apiclient")
-    if apiclient is None or member is None:
+    if member is None:
         return []
-    owner = member.__self__ if inspect.ismethod(member) else member
-    try:
-        kept = apiclient.layers_of(getattr(owner, "_client", owner))
-    except TypeError:  # not weakly referable: no client of an SDK
-        return []
-    return [layer.chain for layer in reversed(kept)]
+    for name in ("hookwrap.adapters._apiclient", "hookwrap.adapters.google"):
+        adapter = sys.modules.get(name)  # none imported: no client wrapped
+        chains: list[Chain] = [] if adapter is None else adapter.chains_of(member)
+        if chains:
+            return chains
+    return []
 
 
 def _rows(chains: list[Chain]) -> list[tuple[str, int, Hook, int]]:

@@ -211,37 +211,22 @@ class Tool(_Proxy, Generic[P, R]):
 
 def fresh_hooks(target: Any, hooks: Sequence[Hook]) -> list[Hook]:
     """`hooks` but those `target` has already, when it is wrapped: wrapping again with the
-    same hook (the same stack twice, say) does not run it twice."""
+    same hook (the same stack twice, say) does not run it twice; nor does one that
+    `hw.patch` put on the target's SDK."""
     found = [hook for chain in layers(target) for hook in chain.hooks]
-    found += _sdk_hooks(target)
+    found += _patched_hooks(target)
     return [hook for hook in hooks if hook not in found]
 
 
-def _sdk_hooks(target: Any) -> list[Hook]:
-    """The hooks an SDK client, resource or method runs beyond its own layers: those of the
-    wrapped client it belongs to (`wrapped.chat.completions`, `wrapped.models`), and those
-    `hw.patch` put on its SDK."""
-    owner = getattr(target, "__self__", None) if inspect.ismethod(target) else target
-    if owner is None or isinstance(owner, (type, Tool)):
-        return []
-    found: list[Hook] = []
-    apiclient = sys.modules.get("hookwrap.adapters._apiclient")
-    if apiclient is not None:
-        client = getattr(owner, "_client", owner)
-        try:
-            kept = apiclient.layers_of(client)
-        except TypeError:  # not weakly referable: no client of an SDK
-            kept = ()
-        found += [hook for layer in kept for hook in layer.chain.hooks]
-    google = sys.modules.get("hookwrap.adapters.google")
-    if google is not None:
-        found += google.hooks_of(owner)
+def _patched_hooks(target: Any) -> tuple[Hook, ...]:
+    """The hooks `hw.patch` put on the SDK of `target` (a client, resource or method)."""
     patch = sys.modules.get("hookwrap._patch")
+    owner = getattr(target, "__self__", None) if inspect.ismethod(target) else target
     sdk = type(owner).__module__.partition(".")[0]
-    if patch is not None and sdk in patch.PATCH_NAMES:
-        chain = patch.patched_chain(patch.PATCH_NAMES[sdk])
-        found += chain.hooks if chain is not None else ()
-    return found
+    if patch is None or sdk not in patch.PATCH_NAMES:
+        return ()
+    chain = patch.patched_chain(patch.PATCH_NAMES[sdk])
+    return () if chain is None else chain.hooks
 
 
 def _check_target(fn: Any, what: str) -> None:

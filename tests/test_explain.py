@@ -363,8 +363,9 @@ def test_explain_leaves_out_stages_the_target_never_has() -> None:
     assert "tool_side" not in hw.explain(hw.model(llm, use=[both]), format="mermaid")
 
 
-def test_a_member_of_a_wrapped_client_shows_the_clients_layers_too() -> None:
-    pytest.importorskip("openai")
+@pytest.mark.parametrize("sdk", ["openai", "genai"])
+def test_a_member_of_a_wrapped_client_shows_the_clients_layers_too(sdk: str) -> None:
+    pytest.importorskip("openai" if sdk == "openai" else "google.genai")
     from hookwrap.testing import FakeProvider
 
     @hw.before_model(name="clients")
@@ -375,7 +376,11 @@ def test_a_member_of_a_wrapped_client_shows_the_clients_layers_too() -> None:
     def members(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
         return None
 
-    wrapped = hw.wrap(FakeProvider().openai(), use=[clients])
-    table = hw.explain(hw.wrap(wrapped.chat.completions, use=[members]))
+    provider = FakeProvider()
+    if sdk == "openai":
+        member: Any = hw.wrap(provider.openai(), use=[clients]).chat.completions
+    else:
+        member = hw.wrap(provider.genai(), use=[clients]).models
+    table = hw.explain(hw.wrap(member, use=[members]))
     rows = [line.split()[:3] for line in table.splitlines()[2:]]
     assert rows == [["before_model", "1", "clients"], ["after_model", "1", "members"]]

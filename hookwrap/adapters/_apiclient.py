@@ -816,10 +816,15 @@ class Layer:
 _LAYERS: weakref.WeakKeyDictionary[Any, tuple[Layer, ...]] = weakref.WeakKeyDictionary()
 
 
-def layers_of(client: Any) -> tuple[Layer, ...]:
-    """The layers of `client` if it is a hooked copy (a `TypeError` for an object that
-    cannot be one: not weakly referable)."""
-    return _LAYERS.get(client, ())
+def chains_of(member: Any) -> list[Chain]:
+    """The layers a resource (`wrapped.chat.completions`, say) or method runs through
+    because its client is a hooked copy, outermost first."""
+    owner = member.__self__ if inspect.ismethod(member) else member
+    try:
+        kept = _LAYERS.get(getattr(owner, "_client", owner), ())
+    except TypeError:  # not weakly referable: no client of an SDK
+        return []
+    return [layer.chain for layer in reversed(kept)]
 
 
 def hook_client(client: Any, layers: Sequence[Layer]) -> Any:

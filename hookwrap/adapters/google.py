@@ -476,16 +476,17 @@ class _HookedApi:
         return f"<hookwrap {type(self).__wrapped__!r}>"
 
 
-def hooks_of(resource: Any) -> list[Any]:
-    """The hooks the API client of `resource` (`wrapped.models`, say) runs already, from
-    every layer hooked onto it."""
-    found: list[Any] = []
-    api = getattr(resource, "_api_client", None)
+def chains_of(member: Any) -> list[Chain]:
+    """The layers a resource (`wrapped.models`, say) or method runs through because its API
+    client is hooked, outermost first."""
+    owner = member.__self__ if inspect.ismethod(member) else member
+    chains: list[Chain] = []
+    api = getattr(owner, "_api_client", None)
     while isinstance(api, _HookedApi):
         own = type(api).__dict__
-        found += own["_hw_layer"].chain.hooks
+        chains.append(own["_hw_layer"].chain)
         api = own["__wrapped__"]
-    return found
+    return chains
 
 
 def _hooked_api(api: Any, layer: _Layer) -> Any:
