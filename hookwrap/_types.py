@@ -221,8 +221,7 @@ class TextPart(_Replace):
     type: Literal["text"] = "text"
 
     def __attrs_post_init__(self) -> None:
-        if not isinstance(self.text, str):  # pyright: ignore[reportUnnecessaryIsInstance]
-            _refuse(self, (("text", _STR, "a str"),))
+        _refuse(self, _TEXT_PART)
 
 
 @attrs.frozen(slots=True, weakref_slot=False)
@@ -234,7 +233,7 @@ class ImagePart(_Replace):
     type: Literal["image"] = "image"
 
     def __attrs_post_init__(self) -> None:
-        _refuse(self, (("url", _STR, "a str"), ("media_type", _OPT_STR, "a str or None")))
+        _refuse(self, _IMAGE_PART)
 
 
 Part = Union[TextPart, ImagePart]
@@ -302,8 +301,7 @@ class Message(_Replace):
     name: str | None = None
 
     def __attrs_post_init__(self) -> None:
-        if not (isinstance(self.tool_call_id, _OPT_STR) and isinstance(self.name, _OPT_STR)):
-            _refuse(self, _MESSAGE)
+        _refuse(self, _MESSAGE)
 
     @property
     def text(self) -> str:
@@ -434,7 +432,8 @@ class Chunk(_Replace):
     value: Any = None
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
-    def __attrs_post_init__(self) -> None:  # one test on the way of every `replace`
+    def __attrs_post_init__(self) -> None:
+        # `_CHUNK` as one test: a hook may replace every chunk of a stream
         if not (
             isinstance(self.text, str)  # pyright: ignore[reportUnnecessaryIsInstance]
             and isinstance(self.tool_call_id, _OPT_STR)
@@ -502,6 +501,11 @@ class FinishInfo(_Replace):
     reason: str | None = None
 
 
+_TEXT_PART: tuple[_Check, ...] = (("text", _STR, "a str"),)
+_IMAGE_PART: tuple[_Check, ...] = (
+    ("url", _STR, "a str"),
+    ("media_type", _OPT_STR, "a str or None"),
+)
 _OPT_USAGE: tuple[type[Any], ...] = (Usage, type(None))
 _USAGE: tuple[_Check, ...] = tuple(
     (name, (int,), "an int") for name in ("input_tokens", "output_tokens", "total_tokens")
