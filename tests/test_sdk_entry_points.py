@@ -4,8 +4,9 @@ and hands the caller the SDK's own kind of object (SPEC §3, §4)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any, cast
 
 import pytest
@@ -643,6 +644,66 @@ def test_a_hooked_stream_hands_the_sdk_its_events_without_decoding_them_again(
             asyncio.run(read_async(client, first=True))
         else:
             next(iter(create(client)))
+
+
+@pytest.fixture
+def no_gc() -> Iterator[None]:
+    """No cyclic garbage collection: what ends "at once" cannot be the collector's doing."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+@pytest.mark.parametrize("how", ["break", "drop unread"])
+def test_a_dropped_sdk_stream_is_closed_at_once_not_by_the_garbage_collector(
+    sdk: str, how: str, no_gc: None
+) -> None:
+    """OpenAI's `Stream` (and older Anthropic releases') holds itself in a reference cycle
+    through its iterator; the hooked one does not, so leaving it ends the call at once."""
+    pytest.importorskip(sdk)
+    log: list[str] = []
+    provider = FakeProvider(["a long answer to read"], chunk_size=2)
+    wrapped = hw.wrap(getattr(provider, sdk)(), use=[*ended(log)])
+    if sdk == "openai":
+        stream = wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+    else:
+        stream = wrapped.messages.create(model="m", max_tokens=9, messages=USER, stream=True)
+    if how == "break":
+        for _ in stream:
+            break
+    del stream
+    assert log == ["abort: closed by consumer"]
+    assert provider.closed == 1
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_an_async_sdk_stream_left_by_break_is_closed_by_the_loop_not_the_collector(
+    sdk: str, no_gc: None
+) -> None:
+    pytest.importorskip(sdk)
+    log: list[str] = []
+    provider = FakeProvider(["a long answer to read"], chunk_size=2)
+    wrapped = hw.wrap(getattr(provider, sdk)(async_=True), use=[*ended(log)])
+
+    async def main() -> None:
+        if sdk == "openai":
+            stream = await wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+        else:
+            stream = await wrapped.messages.create(
+                model="m", max_tokens=9, messages=USER, stream=True
+            )
+        async for _ in stream:
+            break
+        del stream
+        await settle(lambda: log)  # the loop's finalizer for async generators closes it
+
+    asyncio.run(main())
+    assert log == ["abort: closed by consumer"]
+    assert provider.closed == 1
 
 
 @pytest.mark.parametrize("sdk", ["openai", "anthropic"])

@@ -12,6 +12,7 @@ own retries stay inside one hooked call.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import json
@@ -377,7 +378,26 @@ def feed(result: Any, http: Any) -> Any:
         and getattr(result, "_decoder", None) is not None
     ):
         result._decoder = _Feed(events)
+        _uncycled(result)
     return result
+
+
+def _uncycled(stream: Any) -> None:
+    """Let a dropped SDK stream close at once: its iterator made again over a copy of it.
+
+    OpenAI's `Stream` and `AsyncStream` (and older Anthropic releases') make their iterator
+    when they are made: a generator whose frame holds the stream, so the two form a
+    reference cycle, and a stream its caller drops (after a bare `break`, say) would be
+    closed only when the garbage collector finds it. Recent Anthropic releases iterate over
+    a copy of the stream for this reason; the others get the same here.
+    """
+    made: Any = cast("dict[str, Any]", vars(stream)).get("_iterator")
+    frame = getattr(made, "gi_frame", None) or getattr(made, "ag_frame", None)
+    if frame is None or frame.f_locals.get("self") is not stream:
+        return
+    twin = copy.copy(stream)
+    del twin._iterator  # the copy holds no iterator, so nothing holds the stream back
+    stream._iterator = getattr(twin, made.__name__)()
 
 
 async def _afeed(parsing: Any, http: Any) -> Any:
