@@ -164,18 +164,35 @@ def assemble(chunks: list[Chunk], model: str | None = None) -> ModelResponse:
 
 
 def _tool_calls(chunks: Iterable[Chunk]) -> tuple[ToolCall, ...]:
-    """The whole tool calls streamed as `tool_call_start` and `tool_call_args` chunks."""
-    calls: dict[str, list[Any]] = {}
+    """The whole tool calls streamed as `tool_call_start` and `tool_call_args` chunks.
+
+    A chunk belongs to the call its `tool_call_id` names; one without an id, to the call
+    started last with the same index (`value`: the APIs number calls, which may
+    interleave), else to a new call if it starts one, else to the latest call. A call
+    started without an id keeps none (`""`)."""
+    calls: dict[object, list[Any]] = {}  # key -> [id, name, argument fragments]
+    started: dict[Any, object] = {}  # a start chunk's index -> its call's key
+    key: object = None
     for c in chunks:
-        key = c.tool_call_id or (list(calls)[-1] if calls else "")
-        entry = calls.setdefault(key, [c.tool_name or "", []])
-        if c.tool_name and not entry[0]:
-            entry[0] = c.tool_name
+        index = c.value if c.value.__class__ is int else None
+        if c.tool_call_id:
+            key = c.tool_call_id
+        elif index is not None and index in started:
+            key = started[index]
+        elif c.kind == "tool_call_start" or key is None:
+            key = object()  # a call of its own, though it has no id
+        entry = calls.get(key)
+        if entry is None:
+            entry = calls[key] = [c.tool_call_id or "", c.tool_name or "", []]
+        if c.kind == "tool_call_start" and index is not None:
+            started[index] = key
+        if c.tool_name and not entry[1]:
+            entry[1] = c.tool_name
         if c.text:  # a start may carry the first fragment, or (Gemini) all of them
-            entry[1].append(c.text)
+            entry[2].append(c.text)
     return tuple(
-        tool_call_from({"id": key, "name": name, "arguments": "".join(parts)})
-        for key, (name, parts) in calls.items()
+        tool_call_from({"id": call_id, "name": name, "arguments": "".join(parts)})
+        for call_id, name, parts in calls.values()
     )
 
 

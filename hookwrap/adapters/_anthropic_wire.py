@@ -703,8 +703,8 @@ class MessagesWire(Wire):
     Stream events, one chunk each: `text_delta` → ``text``; `thinking_delta` →
     ``reasoning``; a `*tool_use` block start (server tools too: their input deltas need a
     call to belong to) → ``tool_call_start``, with its input as text if it has one;
-    `input_json_delta` → ``tool_call_args`` (the delta has no id, so it belongs to the last
-    tool call started; both carry the block index in `value`); `message_start` →
+    `input_json_delta` → ``tool_call_args`` (the delta has no id: both carry the block
+    index in `value`, by which the adapter fills the id in from the start); `message_start` →
     ``usage`` (input tokens); `message_delta` → ``finish`` (`stop_reason` and cumulative
     usage); anything else, `content_block_stop` included (its event does not say the block
     was a tool call), → ``custom`` named ``anthropic.<type>`` with the event's data as

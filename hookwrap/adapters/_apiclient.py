@@ -407,6 +407,30 @@ async def _afeed(parsing: Any, http: Any) -> Any:
 _DROPPED_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
 
 
+class _CallIds:
+    """A stream's chunks, each argument chunk naming its tool call as the call's start did:
+    the APIs send a call's id in its first event only, and number the calls (`value`)."""
+
+    __slots__ = ("chunk_of", "ids")
+
+    def __init__(self, chunk_of: Callable[[Event], Chunk]) -> None:
+        self.chunk_of = chunk_of
+        self.ids: dict[int, str] = {}
+
+    def __call__(self, event: Event) -> Chunk:
+        chunk = self.chunk_of(event)
+        kind = chunk.kind
+        if kind == "text" or chunk.value.__class__ is not int:
+            return chunk
+        if kind == "tool_call_start" and chunk.tool_call_id:
+            self.ids[chunk.value] = chunk.tool_call_id
+        elif kind == "tool_call_args" and chunk.tool_call_id is None:
+            found = self.ids.get(chunk.value)
+            if found is not None:
+                return chunk.replace(tool_call_id=found)
+        return chunk
+
+
 class ApiClientAdapter(Adapter):
     """Neutral views of a client call's JSON; the way back is the SDK's own parsing."""
 
@@ -481,7 +505,7 @@ class ApiClientAdapter(Adapter):
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         assert call is not None
         ex: Exchange = call.args[2]
-        chunk_of = ex.wire.chunk
+        chunk_of = _CallIds(ex.wire.chunk)
         spread = ex.wire.spread  # an event carrying several things is one chunk each
         http = native.http
         decoder = SSEDecoder()
@@ -505,7 +529,7 @@ class ApiClientAdapter(Adapter):
     async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         assert call is not None
         ex: Exchange = call.args[2]
-        chunk_of = ex.wire.chunk
+        chunk_of = _CallIds(ex.wire.chunk)
         spread = ex.wire.spread
         http = native.http
         decoder = SSEDecoder()
@@ -544,7 +568,8 @@ class ApiClientAdapter(Adapter):
 
     def respond_chunks(self, response: ModelResponse, request: ModelRequest) -> list[Chunk]:
         ex: Exchange = request.raw.args[2]
-        chunks = [ex.wire.chunk(event) for event in ex.wire.stream_events(response)]
+        chunk_of = _CallIds(ex.wire.chunk)
+        chunks = [chunk_of(event) for event in ex.wire.stream_events(response)]
         if chunks:
             ex.template = chunks[0].raw
         if response.usage is None:  # the zeros a native event must carry are no usage seen

@@ -506,11 +506,11 @@ class ChatCompletionsWire(Wire):
 
     Stream: one chunk per ``chat.completion.chunk`` event, from its first choice (events of
     other choices, ``n > 1``, are custom ``openai.chat.choice``). A delta names a tool call's
-    id and name only in its first event, so ``tool_call_args`` chunks carry no
+    id and name only in its first event, so ``tool_call_args`` chunks made here carry no
     `tool_call_id`; their `value` (and that of ``tool_call_start``) is the call's ``index``
-    in the delta, and OpenAI streams calls one after the other, so an args chunk belongs to
-    the latest call started. A delta with several things is read by priority: tool call,
-    content, reasoning, finish, usage; `finish_reason` and `usage` are set whatever the kind.
+    in the delta, by which the adapter fills the id in from the call's start. A delta with
+    several things is read by priority: tool call, content, reasoning, finish, usage;
+    `finish_reason` and `usage` are set whatever the kind.
     """
 
     __slots__ = ()
@@ -1154,7 +1154,8 @@ class ResponsesWire(Wire):
     function calls join the assistant message before them, a function call output is a tool
     message; other items travel with the next message. Stream: text and reasoning deltas,
     a function call item added / done (``tool_call_start`` / ``tool_call_end``, `value` =
-    ``output_index``), argument deltas (``tool_call_args``, no `tool_call_id`, same `value`),
+    ``output_index``), argument deltas (``tool_call_args``, same `value`; the event has no
+    call id, which the adapter fills in from the start with that `value`),
     ``response.completed`` / ``incomplete`` (``finish``, with the status as `finish_reason`
     and the usage, as Anthropic's `message_delta`); every other event is custom
     ``openai.responses.<type>``.
