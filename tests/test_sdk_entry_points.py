@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import inspect
+import json
 from collections.abc import AsyncGenerator, Iterator
 from typing import Any, cast
 
@@ -644,6 +645,39 @@ def test_a_hooked_stream_hands_the_sdk_its_events_without_decoding_them_again(
             asyncio.run(read_async(client, first=True))
         else:
             next(iter(create(client)))
+
+
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+@pytest.mark.parametrize("change", ["flag", "other", "nothing"])
+def test_extra_body_is_in_the_request_hooks_see_and_their_change_to_it_is_sent(
+    sdk: str, change: str
+) -> None:
+    """`extra_body` keys go into the JSON body the SDK sends: hooks see them in
+    `request.options` and may change them, as any other key."""
+    pytest.importorskip(sdk)
+    seen: list[Any] = []
+
+    @hw.before_model
+    def vendor(request: hw.ModelRequest) -> hw.ModelRequest | None:
+        seen.append(request.options.get("vendor_flag"))
+        if change == "flag":
+            return request.replace(options={**request.options, "vendor_flag": "from the hook"})
+        if change == "other":
+            return request.replace(messages=(hw.Message.system("Be brief."), *request.messages))
+        return None
+
+    provider = FakeProvider(["ok"])
+    wrapped = hw.wrap(getattr(provider, sdk)(), use=[vendor])
+    extra = {"extra_body": {"vendor_flag": "from the caller"}}
+    if sdk == "openai":
+        wrapped.chat.completions.create(model="m", messages=USER, **extra)
+    else:
+        wrapped.messages.create(model="m", max_tokens=9, messages=USER, **extra)
+    assert seen == ["from the caller"]
+    sent = provider.requests[-1].body
+    assert sent["vendor_flag"] == ("from the hook" if change == "flag" else "from the caller")
+    if change == "other":
+        assert "Be brief." in json.dumps(sent)
 
 
 @pytest.fixture

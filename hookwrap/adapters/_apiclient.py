@@ -80,6 +80,16 @@ def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
     return None
 
 
+def _body(options: Any) -> Mapping[str, Any]:
+    """The JSON body a call sends: its `extra_body` (which the SDK merges in as it sends,
+    over the keys it names) included, for the hooks to see and change like the rest."""
+    body: Mapping[str, Any] = options.json_data
+    extra = options.extra_json
+    if extra:
+        return {**body, **extra}
+    return body
+
+
 def process_hooked(original: Callable[..., Any]) -> Callable[..., Any]:
     """`_process_response` that yields the raw HTTP response to hookwrap's own calls."""
     if inspect.iscoroutinefunction(original):
@@ -444,7 +454,9 @@ class ApiClientAdapter(Adapter):
 
     def request(self, call: Call) -> ModelRequest:
         ex: Exchange = call.args[2]
-        request = ex.wire.view(call.args[1].json_data, call)
+        options = call.args[1]
+        body = _body(options) if options.extra_json else options.json_data
+        request = ex.wire.view(body, call)
         call.request = request
         return request
 
@@ -454,8 +466,10 @@ class ApiClientAdapter(Adapter):
         if request is call.request:
             return options
         ex: Exchange = call.args[2]
+        body = _body(options)
         options = options.model_copy()
-        options.json_data = ex.wire.write_request(request, options.json_data)
+        options.json_data = ex.wire.write_request(request, body)
+        options.extra_json = None  # in the body now, where the hooks' changes win
         return options
 
     def invoke(self, request: ModelRequest) -> Any:
@@ -622,7 +636,7 @@ class ApiClientAdapter(Adapter):
         if self.is_async and not hasattr(source, "__anext__"):
             source = _async_of(source)
         module = _http_module(call.args[2].client)
-        stream = _byte_stream(module, self.is_async)(source, call.args[2], call.args[1].json_data)
+        stream = _byte_stream(module, self.is_async)(source, call.args[2], _body(call.args[1]))
         return self._http(call, stream=stream)
 
     def _http(self, call: Call, **body: Any) -> Any:
