@@ -680,6 +680,55 @@ def test_extra_body_is_in_the_request_hooks_see_and_their_change_to_it_is_sent(
         assert "Be brief." in json.dumps(sent)
 
 
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_a_response_hooks_changed_or_made_keeps_its_elapsed_time(sdk: str) -> None:
+    """httpx times a response when it is closed (`.elapsed`); one made from what hooks
+    changed takes the time of the one received, and one a hook answered, zero."""
+    module = pytest.importorskip(sdk)
+
+    @hw.after_model
+    def shout(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=response.message.replace(content=response.text.upper()))
+
+    @hw.on_chunk
+    def shout_chunk(chunk: hw.Chunk) -> hw.Chunk | None:
+        return chunk.replace(text=chunk.text.upper()) if chunk.kind == "text" else None
+
+    def create(client: Any, **options: Any) -> Any:
+        if sdk == "openai":
+            return client.chat.completions.create(model="m", messages=USER, **options)
+        return client.messages.create(model="m", max_tokens=9, messages=USER, **options)
+
+    def raw(client: Any) -> Any:
+        resource = client.chat.completions if sdk == "openai" else client.messages
+        kwargs: dict[str, Any] = {"model": "m", "messages": USER}
+        if sdk == "anthropic":
+            kwargs["max_tokens"] = 9
+        return resource.with_raw_response.create(**kwargs)
+
+    provider = FakeProvider(["hello there"], chunk_size=3)
+    with provider.serve() as url:
+        base = f"{url}/v1" if sdk == "openai" else url
+        make = module.OpenAI if sdk == "openai" else module.Anthropic
+        client = make(api_key="k", base_url=base, max_retries=0)
+        changed = hw.wrap(client, use=[shout, shout_chunk])
+        stream = create(changed, stream=True)
+        list(stream)
+        assert stream.response.elapsed.total_seconds() > 0
+        assert raw(changed).elapsed.total_seconds() > 0
+        cached = hw.wrap(client, use=[cached_answer])
+        stream = create(cached, stream=True)
+        list(stream)
+        assert stream.response.elapsed.total_seconds() == 0
+        assert raw(cached).elapsed.total_seconds() == 0
+        client.close()
+
+
+@hw.before_model
+def cached_answer(request: hw.ModelRequest) -> hw.Respond:
+    return hw.Respond("from cache")
+
+
 @pytest.fixture
 def no_gc() -> Iterator[None]:
     """No cyclic garbage collection: what ends "at once" cannot be the collector's doing."""

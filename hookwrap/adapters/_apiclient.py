@@ -13,6 +13,7 @@ own retries stay inside one hooked call.
 from __future__ import annotations
 
 import copy
+import datetime
 import functools
 import inspect
 import json
@@ -154,6 +155,7 @@ def _byte_stream(module: Any, is_async: bool) -> type:
                 self.source = source
                 self.ex = ex
                 self.body = body
+                self.made: weakref.ref[Any] | None = None  # the response made over it
 
             def outgoing(self) -> AsyncIterator[Event]:
                 return _aoutgoing(self.source, self.ex, self.body)
@@ -164,6 +166,7 @@ def _byte_stream(module: Any, is_async: bool) -> type:
 
             async def aclose(self) -> None:
                 await self.source.aclose()
+                _time(self.made, self.ex.http)
 
         found = AsyncEvents
     else:
@@ -173,6 +176,7 @@ def _byte_stream(module: Any, is_async: bool) -> type:
                 self.source = source
                 self.ex = ex
                 self.body = body
+                self.made: weakref.ref[Any] | None = None  # the response made over it
 
             def outgoing(self) -> Iterator[Event]:
                 return _outgoing(self.source, self.ex, self.body)
@@ -183,10 +187,23 @@ def _byte_stream(module: Any, is_async: bool) -> type:
 
             def close(self) -> None:
                 self.source.close()
+                _time(self.made, self.ex.http)
 
         found = Events
     _STREAMS[key] = found
     return found
+
+
+def _time(made: weakref.ref[Any] | None, received: Any) -> None:
+    """Give the response hookwrap `made` the `elapsed` time of the one received (zero when
+    a hook answered and nothing was sent), as httpx gives a response when it is closed."""
+    response = made() if made is not None else None
+    if response is None:
+        return
+    try:
+        response.elapsed = received.elapsed if received is not None else datetime.timedelta(0)
+    except RuntimeError:  # the one received is not closed: it has no time to give either
+        pass
 
 
 def _outgoing(
@@ -656,7 +673,12 @@ class ApiClientAdapter(Adapter):
                 (k, v) for k, v in original.headers.items() if k.lower() not in _DROPPED_HEADERS
             ]
             status = original.status_code
-        return module.Response(status, headers=headers, request=request, **body)
+        made = module.Response(status, headers=headers, request=request, **body)
+        if "stream" in body:  # timed when it closes, as httpx does (a weak reference: the
+            body["stream"].made = weakref.ref(made)  # response holds the stream already)
+        else:
+            _time(weakref.ref(made), original)
+        return made
 
     def _process(self, http: Any, call: Call) -> Any:
         ex: Exchange = call.args[2]
