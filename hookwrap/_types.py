@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, Union, cast
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 import attrs
 from typing_extensions import Self
@@ -35,9 +35,14 @@ __all__ = [
 class _Replace:
     __slots__ = ()
 
-    def replace(self, **changes: Any) -> Self:
-        """Return a copy with `changes` applied (the original is frozen)."""
-        return cast("Self", attrs.evolve(cast(Any, self), **changes))
+    # One `replace` for every class at run time; a type checker sees instead the one each
+    # class declares under TYPE_CHECKING, whose keywords are its fields, typed as its
+    # constructor takes them (a misspelt field or a value of the wrong type is an error).
+    if not TYPE_CHECKING:
+
+        def replace(self, **changes: Any) -> Any:
+            """Return a copy with `changes` applied (the original is frozen)."""
+            return attrs.evolve(self, **changes)
 
 
 class _View(_Replace):
@@ -220,6 +225,10 @@ class TextPart(_Replace):
     text: str
     type: Literal["text"] = "text"
 
+    if TYPE_CHECKING:
+
+        def replace(self, *, text: str = ..., type: Literal["text"] = ...) -> Self: ...
+
     def __attrs_post_init__(self) -> None:
         _refuse(self, _TEXT_PART)
 
@@ -231,6 +240,12 @@ class ImagePart(_Replace):
     url: str
     media_type: str | None = None
     type: Literal["image"] = "image"
+
+    if TYPE_CHECKING:
+
+        def replace(
+            self, *, url: str = ..., media_type: str | None = ..., type: Literal["image"] = ...
+        ) -> Self: ...
 
     def __attrs_post_init__(self) -> None:
         _refuse(self, _IMAGE_PART)
@@ -246,6 +261,12 @@ class Usage(_Replace):
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
+
+    if TYPE_CHECKING:
+
+        def replace(
+            self, *, input_tokens: int = ..., output_tokens: int = ..., total_tokens: int = ...
+        ) -> Self: ...
 
     def __attrs_post_init__(self) -> None:
         _refuse(self, _USAGE)
@@ -268,6 +289,17 @@ class ToolCall(_Replace):
     name: str
     arguments: Mapping[str, Any] = attrs.field(factory=lambda: {})
     raw: Any = attrs.field(default=None, eq=False, repr=False)
+
+    if TYPE_CHECKING:
+
+        def replace(
+            self,
+            *,
+            id: str = ...,
+            name: str = ...,
+            arguments: Mapping[str, Any] = ...,
+            raw: Any = ...,
+        ) -> Self: ...
 
     def __attrs_post_init__(self) -> None:
         _refuse(self, _TOOL_CALL)
@@ -299,6 +331,18 @@ class Message(_Replace):
     tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tool_calls)
     tool_call_id: str | None = None
     name: str | None = None
+
+    if TYPE_CHECKING:
+
+        def replace(
+            self,
+            *,
+            role: Role = ...,
+            content: str | Sequence[Part] = ...,
+            tool_calls: Sequence[ToolCall] | None = ...,
+            tool_call_id: str | None = ...,
+            name: str | None = ...,
+        ) -> Self: ...
 
     def __attrs_post_init__(self) -> None:
         _refuse(self, _MESSAGE)
@@ -342,6 +386,12 @@ class ToolSpec(_Replace):
         factory=lambda: {"type": "object", "properties": {}}
     )
 
+    if TYPE_CHECKING:
+
+        def replace(
+            self, *, name: str = ..., description: str = ..., parameters: Mapping[str, Any] = ...
+        ) -> Self: ...
+
     def __attrs_post_init__(self) -> None:
         _refuse(self, _TOOL_SPEC)
 
@@ -371,6 +421,19 @@ class ModelRequest(_View):
     stream: bool = False
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
+    if TYPE_CHECKING:
+
+        def replace(
+            self,
+            *,
+            messages: Sequence[Message] | None = ...,
+            tools: Sequence[ToolSpec] | None = ...,
+            model: str | None = ...,
+            options: Mapping[str, Any] = ...,
+            stream: bool = ...,
+            raw: Any = ...,
+        ) -> Self: ...
+
     def __attrs_post_init__(self) -> None:
         _refuse(self, _REQUEST)
 
@@ -384,6 +447,18 @@ class ModelResponse(_View):
     finish_reason: str | None = None
     model: str | None = None
     raw: Any = attrs.field(default=None, eq=False, repr=False)
+
+    if TYPE_CHECKING:
+
+        def replace(
+            self,
+            *,
+            message: Message = ...,
+            usage: Usage | None = ...,
+            finish_reason: str | None = ...,
+            model: str | None = ...,
+            raw: Any = ...,
+        ) -> Self: ...
 
     def __attrs_post_init__(self) -> None:
         _refuse(self, _RESPONSE)
@@ -432,6 +507,22 @@ class Chunk(_Replace):
     value: Any = None
     raw: Any = attrs.field(default=None, eq=False, repr=False)
 
+    if TYPE_CHECKING:
+
+        def replace(
+            self,
+            *,
+            kind: ChunkKind = ...,
+            text: str = ...,
+            tool_call_id: str | None = ...,
+            tool_name: str | None = ...,
+            usage: Usage | None = ...,
+            finish_reason: str | None = ...,
+            name: str | None = ...,
+            value: Any = ...,
+            raw: Any = ...,
+        ) -> Self: ...
+
     def __attrs_post_init__(self) -> None:
         # `_CHUNK` as one test: a hook may replace every chunk of a stream
         if not (
@@ -454,6 +545,17 @@ class ToolOutcome(_Replace):
     error: BaseException | None = None
     duration: float = 0.0
 
+    if TYPE_CHECKING:
+
+        def replace(
+            self,
+            *,
+            ok: bool = ...,
+            result: Any = ...,
+            error: BaseException | None = ...,
+            duration: float = ...,
+        ) -> Self: ...
+
     def __attrs_post_init__(self) -> None:
         _refuse(self, _OUTCOME)
 
@@ -465,6 +567,12 @@ class AgentSetup(_Replace):
     instructions: str = ""
     tools: tuple[Any, ...] = attrs.field(default=(), converter=_tuple)
 
+    if TYPE_CHECKING:
+
+        def replace(
+            self, *, instructions: str = ..., tools: Sequence[Any] | None = ...
+        ) -> Self: ...
+
 
 @attrs.frozen(slots=True, weakref_slot=False)
 class IterationInfo(_Replace):
@@ -472,6 +580,12 @@ class IterationInfo(_Replace):
 
     iteration: int
     messages: tuple[Message, ...] = attrs.field(default=(), converter=_tuple)
+
+    if TYPE_CHECKING:
+
+        def replace(
+            self, *, iteration: int = ..., messages: Sequence[Any] | None = ...
+        ) -> Self: ...
 
 
 @attrs.frozen(slots=True, weakref_slot=False)
@@ -486,6 +600,20 @@ class RunResult(_Replace):
     run_id: str = ""
     interrupt: Any = None
 
+    if TYPE_CHECKING:
+
+        def replace(
+            self,
+            *,
+            status: Literal["finished", "interrupted", "aborted"] = ...,
+            text: str = ...,
+            messages: Sequence[Any] | None = ...,
+            usage: Usage = ...,
+            iterations: int = ...,
+            run_id: str = ...,
+            interrupt: Any = ...,
+        ) -> Self: ...
+
 
 @attrs.frozen(slots=True, weakref_slot=False)
 class FinishInfo(_Replace):
@@ -499,6 +627,18 @@ class FinishInfo(_Replace):
     usage: Usage
     error: BaseException | None = None
     reason: str | None = None
+
+    if TYPE_CHECKING:
+
+        def replace(
+            self,
+            *,
+            run_id: str = ...,
+            duration: float = ...,
+            usage: Usage = ...,
+            error: BaseException | None = ...,
+            reason: str | None = ...,
+        ) -> Self: ...
 
 
 _TEXT_PART: tuple[_Check, ...] = (("text", _STR, "a str"),)

@@ -7,7 +7,7 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, TypeVar, cast, overload
 
 import wrapt
 from typing_extensions import ParamSpec
@@ -23,7 +23,9 @@ from .adapters.function import FunctionAdapter
 __all__ = ["Tool", "Wrapped", "fresh_hooks", "model", "tool", "wrap"]
 
 P = ParamSpec("P")
+P2 = ParamSpec("P2")
 R = TypeVar("R")
+S = TypeVar("S")
 F = TypeVar("F", bound=Callable[..., Any])
 Use = Any
 
@@ -180,11 +182,14 @@ class Tool(_Proxy, Generic[P, R]):
 
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
 
-        # a tool made of a method: the tool itself on the class, a callable on an instance
+        # a tool made of a method: the tool itself on the class; on an instance, a callable
+        # taking the parameters after `self`
         @overload
         def __get__(self, instance: None, owner: Any = None) -> Tool[P, R]: ...
         @overload
-        def __get__(self, instance: object, owner: Any = None) -> Callable[..., R]: ...
+        def __get__(
+            self: Tool[Concatenate[S, P2], R], instance: S, owner: Any = None
+        ) -> Callable[P2, R]: ...
         def __get__(self, instance: Any, owner: Any = None) -> Any: ...
 
     @property

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
 from typing import Any, cast
 
 from .._caller import ModelCaller
@@ -16,6 +16,9 @@ from ._shared import aprimed, error_matcher, primed
 __all__ = ["Fallback"]
 
 log = logging.getLogger("hookwrap")
+
+# what `on` takes: as `Retry(retry_on=...)`, exception types or a predicate of the error
+FallbackOn = type[BaseException] | tuple[type[BaseException], ...] | Callable[[BaseException], bool]
 
 
 class _Misused(TypeError):
@@ -121,7 +124,7 @@ class Fallback(Middleware):
 
     name = "Fallback"
 
-    def __init__(self, *, models: Sequence[Any] = (), on: Any = None) -> None:
+    def __init__(self, *, models: Sequence[Any] = (), on: FallbackOn | None = None) -> None:
         if isinstance(models, (str, bytes)) or not isinstance(models, Sequence):
             raise TypeError(f"Fallback(models=...) must be a list (got {models!r:.80})")
         items = cast("Sequence[object]", models)
