@@ -82,9 +82,11 @@ def interrupt(payload: Any = None, *, key: str | None = None) -> Any:
 
     Called in a tool (or a tool hook) of an `Agent` run: when the run was resumed with a
     decision for the current tool call's id, that decision is returned; otherwise this
-    raises `hw.Interrupt(payload)` and the agent saves a checkpoint. Outside a tool call (a
-    model or iteration hook), `key` names the decision: resumed with ``decisions={key:
-    ...}``, the call returns it.
+    raises `hw.Interrupt(payload)` and the agent saves a checkpoint. `key` names the
+    decision instead: resumed with ``decisions={key: ...}``, the call returns it. Outside a
+    tool call (a model or iteration hook) there is no call id to key it by; in a tool, a
+    key keeps its question apart from the call's approval (`ToolApproval` decides by the
+    call id).
     """
     if key is not None and not isinstance(key, str):  # pyright: ignore[reportUnnecessaryIsInstance]
         raise TypeError(
@@ -126,7 +128,8 @@ class AgentEvent:
 
 @attrs.define(slots=True)
 class _Done:
-    """How one tool call of a turn ended: a text for the model, or an interrupt."""
+    """How one tool call of a turn ended: a text for the model, an interrupt, or the abort
+    that ends the run."""
 
     call: ToolCall
     ok: bool = True
@@ -134,6 +137,7 @@ class _Done:
     value: Any = None
     paused: bool = False
     payload: Any = None
+    aborted: Aborted | None = None
 
 
 class _Session:
@@ -513,6 +517,9 @@ class Agent:
                     s.iteration -= 1
                     result = yield from self._pause(s, exc.payload)
                     break
+                except Aborted:  # no answer came (a CallLimit refused the call): not counted
+                    s.iteration -= 1
+                    raise
                 message = _named_calls(response.message, s.iteration)
                 s.messages.append(message)
                 if not message.tool_calls:
@@ -537,8 +544,20 @@ class Agent:
     def _finish_turn(self, s: _Session) -> Generator[Step, Any, RunResult | None]:
         todo = [c for c in s.turn if c.id not in s.done]
         outcomes: list[_Done] = yield ("tools", todo)
+        aborted = next((d.aborted for d in outcomes if d.aborted is not None), None)
         paused = [d for d in outcomes if d.paused]
-        s.done.update((d.call.id, d) for d in outcomes if not d.paused)
+        s.done.update((d.call.id, d) for d in outcomes if not d.paused and d.aborted is None)
+        if aborted is not None:
+            # The results kept, every other call answered: a history with a call left
+            # unanswered is refused by providers (OpenAI), should it be sent again.
+            cut = _aborted_text(aborted)
+            s.messages.extend(
+                Message.tool(s.done[c.id].text if c.id in s.done else cut, c.id, c.name)
+                for c in s.turn
+            )
+            s.turn = []
+            s.done = {}
+            raise aborted
         if paused:
             return (yield from self._pause(s, paused[0].payload))
         s.messages.extend(Message.tool(s.done[c.id].text, c.id, c.name) for c in s.turn)
@@ -608,6 +627,8 @@ class Agent:
                                 outcome = self._call_tool(s, call)
                             done.append(outcome)
                             yield from self._custom(s)
+                            if outcome.aborted is not None:  # the calls after it never run
+                                break
                             yield _tool_event(outcome)
                         value = done
                     else:
@@ -673,8 +694,8 @@ class Agent:
             value = runner.run(call)
         except Interrupt as exc:
             return _Done(call, paused=True, payload=exc.payload)
-        except Aborted:
-            raise
+        except Aborted as exc:  # the turn is cut here; the program ends the run
+            return _Done(call, ok=False, aborted=exc)
         except Exception as exc:
             if not from_tool(exc):  # a hook's error ends the run, as outside an agent
                 raise
@@ -737,10 +758,14 @@ class Agent:
                                 for event in self._custom(s):
                                     yield event
                                 for outcome in batch:
-                                    yield _tool_event(outcome)
+                                    if outcome.aborted is None:
+                                        yield _tool_event(outcome)
+                                if any(outcome.aborted is not None for outcome in batch):
+                                    break  # closing `finishing` cancels the calls still running
                         finally:
                             await finishing.aclose()
-                        value = [task.result() for task in tasks]
+                        # after an abort, only the calls that ended (others were cancelled)
+                        value = [t.result() for t in tasks if _ended(t)]
                     else:
                         with _current(ctx):
                             value = await self._step_async(s, kind, arg)
@@ -798,8 +823,8 @@ class Agent:
                 value = await asyncio.to_thread(runner.run, call)
         except Interrupt as exc:
             return _Done(call, paused=True, payload=exc.payload)
-        except Aborted:
-            raise
+        except Aborted as exc:  # the turn is cut here; the program ends the run
+            return _Done(call, ok=False, aborted=exc)
         except Exception as exc:
             if not from_tool(exc):  # a hook's error ends the run, as outside an agent
                 raise
@@ -814,8 +839,8 @@ async def _finishing(
     tasks: Sequence[asyncio.Future[_Done]],
 ) -> AsyncGenerator[list[_Done], None]:
     """The outcomes of one turn's tool calls, run concurrently, as they end (those that end
-    together in call order). When one raises (an abort), or the reader stops, the others
-    are cancelled and awaited before it goes on, so none outlives its run."""
+    together in call order). When one raises, or the reader stops (at an abort), the
+    others are cancelled and awaited before it goes on, so none outlives its run."""
     pending: set[asyncio.Future[_Done]] = set(tasks)
     try:
         while pending:
@@ -828,6 +853,10 @@ async def _finishing(
         for task in tasks:  # calls that failed beside the one raised: their errors are seen
             if task.done() and not task.cancelled():
                 task.exception()
+
+
+def _ended(task: asyncio.Future[_Done]) -> bool:
+    return task.done() and not task.cancelled() and task.exception() is None
 
 
 def _items(use: Any) -> Iterator[Any]:
@@ -909,12 +938,22 @@ def _caller(model: Any, hooks: Stack) -> ModelCaller:
         add_note(exc, "in Agent(model=...)")
         raise
     if caller.sdk is not None and caller.model is None:
+        method = _MODEL_METHODS.get(caller.api or "", "client.chat.completions.create")
         raise TypeError(
             f"Agent(model=...) got an SDK client or method ({caller.sdk}) without a model "
             f'name; pass (client, "model-name") or '
-            f'functools.partial(client.chat.completions.create, model="model-name")'
+            f'functools.partial({method}, model="model-name")'
         )
     return caller
+
+
+# the method to bind a model to, named in the error for a client or method without one
+_MODEL_METHODS = {
+    "openai.chat": "client.chat.completions.create",
+    "openai.responses": "client.responses.create",
+    "anthropic.messages": "client.messages.create",
+    "google.models": "client.models.generate_content",
+}
 
 
 async def _closing(driver: AsyncGenerator[AgentEvent, None]) -> AsyncGenerator[AgentEvent, None]:
@@ -990,6 +1029,11 @@ def _tool_event(done: _Done) -> AgentEvent:
     if done.paused:
         return AgentEvent("interrupt", call=done.call, value=done.payload)
     return AgentEvent("tool_result", done.text, call=done.call, ok=done.ok, value=done.value)
+
+
+def _aborted_text(exc: Aborted) -> str:
+    """The tool message of a call the run's abort left without a result."""
+    return f"Error: the run was aborted before this call returned ({exc.reason})"
 
 
 def _unknown(s: _Session, call: ToolCall) -> _Done:

@@ -16,6 +16,7 @@ import pytest
 
 import hookwrap as hw
 from hookwrap._agent import Agent, AgentEvent, interrupt
+from hookwrap.middleware import CallLimit, ToolApproval
 from hookwrap.stores import MemoryStore
 from hookwrap.testing import FakeProvider
 
@@ -409,6 +410,100 @@ def test_an_abort_from_a_hook_is_an_aborted_result(is_async: bool) -> None:
     assert log == ["after_agent aborted", "on_abort add is not allowed"]
 
 
+def answered_in_order(messages: tuple[hw.Message, ...]) -> bool:
+    """Whether every tool call is answered by a tool message right after its turn, as the
+    providers ask of a conversation sent to them."""
+    for i, message in enumerate(messages):
+        ids = [c.id for c in message.tool_calls]
+        if ids and [m.tool_call_id for m in messages[i + 1 : i + 1 + len(ids)]] != ids:
+            return False
+    return True
+
+
+@pytest.mark.parametrize("streaming", [False, True], ids=["run", "stream"])
+def test_a_call_limit_cutting_a_turn_keeps_the_results_of_the_calls_that_ran(
+    is_async: bool, streaming: bool
+) -> None:
+    ran: list[str] = []
+
+    def look(q: str) -> str:
+        ran.append(q)
+        return f"found {q}"
+
+    async def alook(q: str) -> str:  # in order: the first call of a turn ends first
+        return look(q)
+
+    def two_calls(request: hw.ModelRequest) -> hw.Message:
+        n = len(request.messages)
+        return calls((f"a{n}", "look", {"q": f"a{n}"}), (f"b{n}", "look", {"q": f"b{n}"}))
+
+    tool = hw.tool(alook if is_async else look, name="look")
+    agent = Agent(two_calls, tools=[tool], use=[CallLimit(tool_calls=3)])
+    if streaming:
+        events = events_of(agent, "go", is_async)
+        result = events[-1].result
+        assert result is not None
+        results = [e.call.id for e in events if e.kind == "tool_result" and e.call]
+        assert results == ["a1", "b1", "a4"]  # none for the refused call
+    else:
+        result = go(agent, "go", is_async)
+    assert (result.status, ran, result.iterations) == ("aborted", ["a1", "b1", "a4"], 2)
+    assert [m.role for m in result.messages] == ["user", *["assistant", "tool", "tool"] * 2]
+    assert answered_in_order(result.messages)
+    assert tool_texts(result) == {
+        "a1": "found a1",
+        "b1": "found b1",
+        "a4": "found a4",
+        "b4": "Error: the run was aborted before this call returned "
+        "(CallLimit: tool_calls=3 reached)",
+    }
+
+
+def test_calls_after_the_abort_of_a_sync_turn_do_not_run_and_are_answered() -> None:
+    ran: list[int] = []
+
+    @hw.tool
+    def step(x: int) -> int:
+        """Aborts the run at 2."""
+        if x == 2:
+            hw.current().abort("stop at 2")
+        ran.append(x)
+        return x
+
+    model = Script(
+        calls(("c1", "step", {"x": 1}), ("c2", "step", {"x": 2}), ("c3", "step", {"x": 3}))
+    )
+    result = Agent(model, tools=[step]).run("go")
+    assert (result.status, ran) == ("aborted", [1])
+    cut = "Error: the run was aborted before this call returned (stop at 2)"
+    assert tool_texts(result) == {"c1": "1", "c2": cut, "c3": cut}
+    assert answered_in_order(result.messages)
+
+
+def test_a_model_call_a_call_limit_refuses_is_no_iteration(is_async: bool) -> None:
+    started: list[int] = []
+    seen: list[int] = []
+
+    @hw.on_iteration
+    def count(info: hw.IterationInfo) -> None:
+        started.append(info.iteration)
+
+    @hw.on_abort
+    def aborted(info: hw.FinishInfo, ctx: hw.RunContext) -> None:
+        seen.append(ctx.iteration)
+
+    def loops(request: hw.ModelRequest) -> hw.Message:
+        return calls((f"c{len(request.messages)}", "add", {"a": 1, "b": 1}))
+
+    model = Script(loops, loops, loops)
+    agent = Agent(model, tools=[add], use=[CallLimit(model_calls=2), count, aborted])
+    result = go(agent, "go", is_async)
+    assert (result.status, result.iterations, len(model.requests)) == ("aborted", 2, 2)
+    assert started == [1, 2, 3]  # on_iteration comes before the call is refused
+    assert seen == [2]
+    assert answered_in_order(result.messages)
+
+
 def test_other_failures_raise_after_on_error(is_async: bool) -> None:
     errors: list[BaseException | None] = []
 
@@ -621,6 +716,43 @@ def test_a_model_hook_names_the_key_of_its_decision(is_async: bool) -> None:
     assert (done.status, done.text, answers) == ("finished", "spent", ["yes"])
     with pytest.raises(TypeError, match=r"hw.interrupt\(key=...\) expects a str or None"):
         interrupt("x", key=3)  # type: ignore[arg-type]
+
+
+def test_a_tools_own_question_shares_the_approval_of_its_call_unless_keyed(
+    is_async: bool,
+) -> None:
+    """`ToolApproval` and a tool's plain `hw.interrupt` both decide by the call id: the
+    approval answers the tool's question too. A key of its own keeps the question apart."""
+
+    @hw.tool
+    def plain(amount: int) -> str:
+        """Asks by the call id."""
+        return f"from {interrupt('which account?')!r}"
+
+    @hw.tool
+    def keyed(amount: int, ctx: hw.RunContext) -> str:
+        """Asks by a key of its own."""
+        key = f"account:{ctx.call_id}"
+        return f"from {interrupt({'question': 'which account?', 'key': key}, key=key)!r}"
+
+    def model(request: hw.ModelRequest) -> hw.Message:
+        if request.messages[-1].role == "user":
+            return calls(("t1", request.messages[-1].text, {"amount": 5}))
+        return hw.Message.assistant(request.messages[-1].text)
+
+    agent = Agent(model, tools=[plain, keyed], use=[ToolApproval()], store=MemoryStore())
+    paused = go(agent, "plain", is_async)
+    assert paused.interrupt["type"] == "tool_approval"
+    assert resume(agent, paused.run_id, {"t1": True}, is_async).text == "from True"
+
+    paused = go(agent, "keyed", is_async)
+    asked = resume(agent, paused.run_id, {"t1": True}, is_async)
+    assert (asked.status, asked.interrupt) == (
+        "interrupted",
+        {"question": "which account?", "key": "account:t1"},
+    )
+    done = resume(agent, asked.run_id, {"account:t1": "savings"}, is_async)
+    assert (done.status, done.text) == ("finished", "from 'savings'")
 
 
 @pytest.mark.parametrize("kind", ["before_agent", "on_start"])
@@ -951,6 +1083,36 @@ def test_sdk_clients_drive_the_loop(sdk: str) -> None:
     second = provider.requests[1].body
     assert second.get("model", "some-model") == "some-model"
     assert "5" in json.dumps(second)  # the tool result went back over the wire
+
+
+@pytest.mark.parametrize(
+    ("sdk", "given", "method"),
+    [
+        ("openai", "client", "client.chat.completions.create"),
+        ("openai", "responses", "client.responses.create"),
+        ("anthropic", "client", "client.messages.create"),
+        ("anthropic", "method", "client.messages.create"),
+        ("genai", "client", "client.models.generate_content"),
+        ("genai", "aio", "client.models.generate_content"),
+    ],
+)
+def test_a_client_without_a_model_name_is_told_its_own_method(
+    sdk: str, given: str, method: str
+) -> None:
+    pytest.importorskip("google.genai" if sdk == "genai" else sdk)
+    client = getattr(FakeProvider(), sdk)()
+    model = {
+        "client": client,
+        "responses": getattr(client, "responses", None),
+        "method": getattr(client, "messages", None),
+        "aio": getattr(client, "aio", None),
+    }[given]
+    if given in ("responses", "method"):
+        model = model.create
+    hint = f'pass (client, "model-name") or functools.partial({method}, model="model-name")'
+    with pytest.raises(TypeError, match="without a model name") as caught:
+        Agent(model)
+    assert str(caught.value).endswith(hint)
 
 
 @pytest.mark.parametrize("sdk", ["openai", "anthropic", "genai"])
@@ -1292,6 +1454,8 @@ def test_an_abort_in_one_async_tool_cancels_the_others_of_its_turn() -> None:
     result, cancelled_by_then = asyncio.run(main())
     assert result.status == "aborted"
     assert cancelled_by_then == ["slow"]
+    cut = "Error: the run was aborted before this call returned (enough)"
+    assert tool_texts(result) == {"c1": cut, "c2": cut}
 
 
 def test_calls_of_one_turn_failing_together_leave_no_unseen_task_error() -> None:
