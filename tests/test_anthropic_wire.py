@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import hookwrap as hw
 from hookwrap._engine import assemble
 from hookwrap._types import (
     Chunk,
@@ -499,12 +500,12 @@ def test_response_written_back() -> None:
         response.replace(message=message, usage=Usage(40, 20), finish_reason="end_turn", model="x"),
         data,
     )
-    assert out["content"] == [
-        data["content"][0],
-        {"type": "text", "text": "[redacted]"},
-        data["content"][3],
-    ]
-    assert out["content"][2] is data["content"][3]
+    # the new text is split across the two text blocks, which keep their places and keys
+    assert out["content"][0] is data["content"][0]
+    assert [b["type"] for b in out["content"]] == ["thinking", "text", "text", "tool_use"]
+    assert "".join(b["text"] for b in out["content"][1:3]) == "[redacted]"
+    assert out["content"][1]["citations"] is None
+    assert out["content"][3] is data["content"][3]
     # Anthropic's input_tokens leave out the cached 5 the neutral count holds
     assert out["usage"] == {"input_tokens": 35, "output_tokens": 20, "cache_read_input_tokens": 5}
     assert W.response(out).usage == Usage(40, 20, 60)
@@ -842,6 +843,113 @@ def test_the_sdk_parses_a_written_response() -> None:
     assert message.usage.output_tokens == 15
 
 
+# -- a text changed over several blocks ---------------------------------------------------------
+
+CITED = {
+    "type": "char_location",
+    "cited_text": "The sky is blue.",
+    "document_index": 0,
+    "document_title": "Sky",
+    "start_char_index": 0,
+    "end_char_index": 16,
+}
+SEARCHED = {
+    "type": "web_search_result_location",
+    "cited_text": "Rain in Paris today",
+    "url": "https://w.test",
+    "title": "W",
+    "encrypted_index": "RUk=",
+}
+
+
+def cited_answer() -> dict[str, Any]:
+    """An answer whose text is in two cited blocks, one each side of a web search."""
+    search = [
+        {
+            "type": "web_search_result",
+            "url": "https://w.test",
+            "title": "W",
+            "encrypted_content": "RUM=",
+            "page_age": None,
+        }
+    ]
+    content = [
+        {"type": "thinking", "thinking": "hm", "signature": "sig"},
+        {"type": "text", "text": "The sky is blue", "citations": [CITED]},
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search",
+         "input": {"query": "paris"}},
+        {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": search},
+        {"type": "text", "text": " and Paris is rainy.", "citations": [SEARCHED]},
+        {"type": "tool_use", "id": "t1", "name": "weather", "input": {"city": "Paris"}},
+    ]  # fmt: skip
+    return {**response_json(), "content": content}
+
+
+KINDS = ["thinking", "text", "server_tool_use", "web_search_tool_result", "text", "tool_use"]
+
+
+@pytest.mark.parametrize(
+    ("change", "texts"),
+    [
+        (str.upper, ["THE SKY IS BLUE", " AND PARIS IS RAINY."]),
+        (lambda t: t.replace("Paris", "[city]"), ["The sky is blue", " and [city] is rainy."]),
+        (lambda t: t.replace("blue", "grey"), ["The sky is grey", " and Paris is rainy."]),
+        (lambda t: t.replace(" and Paris is rainy.", ""), ["The sky is blue"]),
+    ],
+)
+def test_a_text_changed_after_the_model_stays_in_its_blocks_with_their_citations(
+    change: Any, texts: list[str]
+) -> None:
+    """A hook's new text is split across the text blocks it was read from, each kept in its
+    place with its citations (they quote the sources, not the answer), as in a stream; a
+    block left empty goes (the API refuses empty text blocks in the next request)."""
+
+    @hw.after_model
+    def edit(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=response.message.replace(content=change(response.text)))
+
+    client = hw.wrap(
+        sdk_client(json.dumps(cited_answer()).encode(), "application/json", []), use=[edit]
+    )
+    kwargs: Any = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    message = client.messages.create(**kwargs)
+    kinds = KINDS if len(texts) == 2 else [*KINDS[:4], KINDS[5]]
+    assert [b.type for b in message.content] == kinds
+    written = [
+        (b.text, [(c.type, c.cited_text) for c in b.citations or ()])
+        for b in message.content
+        if b.type == "text"
+    ]
+    cited = [[(c["type"], c["cited_text"])] for c in (CITED, SEARCHED)][: len(texts)]
+    assert written == list(zip(texts, cited, strict=True))
+    assert message.content[-1].input == {"city": "Paris"}
+
+
+def test_a_text_changed_before_the_model_stays_in_its_blocks() -> None:
+    """A user message of several text blocks given a new text by a hook: the cached block
+    the edit did not touch is sent as it was, and only the other one changes."""
+    context = {"type": "text", "text": "Long shared context.", "cache_control": CACHE}
+
+    @hw.before_model
+    def redact(request: hw.ModelRequest) -> hw.ModelRequest:
+        *head, last = request.messages
+        last = last.replace(content=last.text.replace("Paris", "[city]"))
+        return request.replace(messages=(*head, last))
+
+    seen: list[Any] = []
+    client = hw.wrap(
+        sdk_client(json.dumps(cited_answer()).encode(), "application/json", seen), use=[redact]
+    )
+    content = [context, {"type": "text", "text": " Weather in Paris?", "x": 1}]
+    client.messages.create(
+        model="m", max_tokens=10, messages=[{"role": "user", "content": content}]
+    )
+    assert seen[0]["messages"][0]["content"] == [
+        context,
+        {"type": "text", "text": " Weather in [city]?", "x": 1},
+    ]
+
+
 # -- laws -------------------------------------------------------------------------------------
 
 _text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=8)
@@ -928,13 +1036,15 @@ def bodies(draw: st.DrawFn) -> dict[str, Any]:
 
 def _normal(message: Message) -> Message:
     """A message up to the form of its content (a str written as blocks reads back as
-    parts) and the name of a tool result (looked up from the tool_use it answers)."""
-    content: tuple[Part, ...] = (
-        ((TextPart(message.content),) if message.content else ())
-        if isinstance(message.content, str)
-        else message.content
+    parts, split across the text blocks it was written over) and the name of a tool result
+    (looked up from the tool_use it answers)."""
+    content = message.content
+    if not isinstance(content, str) and all(isinstance(p, TextPart) for p in content):
+        content = message.text
+    parts: tuple[Part, ...] = (
+        ((TextPart(content),) if content else ()) if isinstance(content, str) else content
     )
-    return message.replace(content=content, name=None)
+    return message.replace(content=parts, name=None)
 
 
 @settings(max_examples=300, deadline=None)

@@ -367,11 +367,12 @@ def test_a_changed_answer_keeps_thoughts_calls_and_other_keys() -> None:
         response.replace(message=response.message.replace(content="[redacted]")), data
     )
     candidate = out["candidates"][0]
-    assert candidate["content"]["parts"] == [
-        {"text": "hmm", "thought": True},
-        {"text": "[redacted]", "thoughtSignature": "c2ln"},
-        {"functionCall": {"name": "log", "args": {"n": 1}, "id": "fc1"}},
-    ]
+    thought, first, second, call = candidate["content"]["parts"]
+    assert thought == {"text": "hmm", "thought": True}
+    # the new text is split across the two text parts, which keep their keys
+    assert first["thoughtSignature"] == "c2ln"
+    assert first["text"] + second["text"] == "[redacted]"
+    assert call == {"functionCall": {"name": "log", "args": {"n": 1}, "id": "fc1"}}
     assert candidate["safetyRatings"] == []
     assert out["responseId"] == "r1"
     assert out["usageMetadata"] is data["usageMetadata"]
@@ -443,6 +444,78 @@ def test_responses_and_their_streams_round_trip(
     ]
     assert chunks[-1].kind == "finish"
     assert chunks[-1].usage == usage
+
+
+# -- a text changed over several parts ----------------------------------------------------------
+
+
+def two_texts() -> dict[str, Any]:
+    """An answer whose text is in two signed parts, one each side of a code run."""
+    parts = [
+        {"text": "hmm", "thought": True},
+        {"text": "Let me check ", "thoughtSignature": "c2lnMQ=="},
+        {"executableCode": {"language": "PYTHON", "code": "print(1)"}},
+        {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1"}},
+        {"text": "Paris and Rome.", "thoughtSignature": "c2lnMg=="},
+        {"functionCall": {"name": "log", "args": {"n": 1}}, "thoughtSignature": "c2lnMw=="},
+    ]
+    return {
+        **reply(),
+        "candidates": [{**reply()["candidates"][0], "content": {"role": "model", "parts": parts}}],
+    }
+
+
+def gemini_client(data: dict[str, Any], hooks: list[Any]) -> Any:
+    """A google-genai client (wrapped with `hooks`) whose API answers `data`."""
+    from google import genai
+
+    try:  # what the SDK is built on: httpx2, or httpx for older releases
+        import httpx2 as module
+    except ImportError:  # pragma: no cover - older releases
+        import httpx as module
+
+    def answer(request: Any) -> Any:
+        return module.Response(200, json=data)
+
+    args = {"transport": module.MockTransport(answer)}
+    options = types.HttpOptions(base_url="http://fake.invalid/", client_args=args)
+    return hw.wrap(genai.Client(api_key="k", http_options=options), use=hooks)
+
+
+@pytest.mark.parametrize(
+    ("change", "texts"),
+    [
+        (str.upper, ["LET ME CHECK ", "PARIS AND ROME."]),
+        (lambda t: t.replace("Rome", "[city]"), ["Let me check ", "Paris and [city]."]),
+        (lambda t: t.replace("check", "look"), ["Let me look ", "Paris and Rome."]),
+        # a part left empty stays for its signature, as Gemini itself sends such parts
+        (lambda t: t.replace("Paris and Rome.", ""), ["Let me check ", ""]),
+    ],
+)
+def test_a_text_changed_after_the_model_stays_in_its_parts_with_their_signatures(
+    change: Any, texts: list[str]
+) -> None:
+    """A hook's new text is split across the text parts it was read from, each kept in its
+    place with its `thoughtSignature`, as in a stream; thoughts, code and calls stay put."""
+
+    @hw.after_model
+    def edit(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=response.message.replace(content=change(response.text)))
+
+    client = gemini_client(two_texts(), [edit])
+    answer = client.models.generate_content(model="gemini-2.0-flash", contents="hi")
+    parts = answer.candidates[0].content.parts
+    assert [(p.text, p.thought_signature) for p in parts] == [
+        ("hmm", None),
+        (texts[0], b"sig1"),
+        (None, None),
+        (None, None),
+        (texts[1], b"sig2"),
+        (None, b"sig3"),
+    ]
+    assert parts[2].executable_code.code == "print(1)"
+    assert parts[3].code_execution_result.output == "1"
+    assert parts[5].function_call.name == "log"
 
 
 # -- streams --------------------------------------------------------------------------------

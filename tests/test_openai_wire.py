@@ -31,6 +31,7 @@ from hookwrap._types import (
     Message,
     ModelRequest,
     ModelResponse,
+    Part,
     TextPart,
     ToolCall,
     ToolSpec,
@@ -57,10 +58,15 @@ ANSWER = ModelResponse(
 TEXT_ONLY = ModelResponse(Message.assistant("Just text."), Usage(3, 2, 5), "stop", "gpt-test")
 
 
-def sdk(events: list[Event] | None = None, data: Any = None) -> openai.OpenAI:
-    """A real OpenAI client whose HTTP answers are `events` (as SSE) or the JSON `data`."""
+def sdk(
+    events: list[Event] | None = None, data: Any = None, seen: list[Any] | None = None
+) -> openai.OpenAI:
+    """A real OpenAI client whose HTTP answers are `events` (as SSE) or the JSON `data`; the
+    bodies it sends go in `seen`."""
 
     def answer(request: httpx2.Request) -> httpx2.Response:
+        if seen is not None:
+            seen.append(json.loads(request.content))
         if events is None:
             return httpx2.Response(200, json=data)
         body = b"".join(e.encode() for e in events)
@@ -76,14 +82,20 @@ def reparse(events: list[Event]) -> list[Event]:
 
 
 def norm(request: ModelRequest) -> ModelRequest:
-    """`request` with each content as parts: a changed str written over a list of parts stays
-    a list (some items need one, and it keeps parts hookwrap does not model), so it reads
-    back as parts with the same text."""
+    """`request` with each content as parts, neighbouring texts joined: a changed str written
+    over a list of parts stays a list (some items need one, and it keeps parts hookwrap does
+    not model), split across its text parts, so it reads back as parts with the same text."""
 
     def parts(message: Message) -> Message:
         content = message.content
         items = (TextPart(content),) if isinstance(content, str) else content
-        kept = tuple(p for p in items if not isinstance(p, TextPart) or p.text)
+        joined: list[Part] = []
+        for p in items:
+            if isinstance(p, TextPart) and joined and isinstance(joined[-1], TextPart):
+                joined[-1] = TextPart(joined[-1].text + p.text)
+            else:
+                joined.append(p)
+        kept = tuple(p for p in joined if not isinstance(p, TextPart) or p.text)
         return message.replace(content=kept)
 
     return request.replace(messages=tuple(map(parts, request.messages)))
@@ -438,6 +450,56 @@ def test_chat_fresh_completion_is_valid(response: ModelResponse, finish: str) ->
     assert CHAT.response(data).message == response.message
     native = sdk(data=data).chat.completions.create(model="m", messages=[])
     assert native.choices[0].message.content == (response.text or None)
+
+
+def logprobs(text: str) -> list[dict[str, Any]]:
+    return [{"token": text, "logprob": -0.5, "bytes": list(text.encode()), "top_logprobs": []}]
+
+
+@pytest.mark.parametrize(
+    ("edit", "kept"),
+    [
+        (lambda r: r.replace(message=r.message.replace(content=r.text.upper())), False),
+        (lambda r: r.replace(finish_reason="length"), True),
+    ],
+)
+def test_chat_logprobs_go_with_a_text_changed_after_the_model(edit: Any, kept: bool) -> None:
+    """The logprobs described the old text: a new one drops them, as a changed stream
+    chunk does; a change that leaves the text keeps them."""
+    data = chat_completion()
+    data["choices"][0]["logprobs"] = {"content": logprobs("Hi there"), "refusal": None}
+
+    @hw.after_model
+    def change(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        changed: ModelResponse = edit(response)
+        return changed
+
+    client = hw.wrap(sdk(data=data), use=[change])
+    choice = client.chat.completions.create(model="m", messages=[]).choices[0]
+    assert (choice.logprobs is not None) is kept
+    assert choice.message.content == ("Hi there" if kept else "HI THERE")
+
+
+def test_chat_a_text_changed_before_the_model_stays_in_its_parts() -> None:
+    """A message of several text parts given a new text by a hook: the part the edit did
+    not touch is sent as it was (with its `cache_control`, which some compatible servers
+    read), and only the other one changes."""
+    context = {"type": "text", "text": "Long shared context.", "cache_control": {"type": "x"}}
+
+    @hw.before_model
+    def redact(request: hw.ModelRequest) -> hw.ModelRequest:
+        *head, last = request.messages
+        last = last.replace(content=last.text.replace("Paris", "[city]"))
+        return request.replace(messages=(*head, last))
+
+    seen: list[Any] = []
+    client = hw.wrap(sdk(data=chat_completion(), seen=seen), use=[redact])
+    content: Any = [context, {"type": "text", "text": " Weather in Paris?"}]
+    client.chat.completions.create(model="m", messages=[{"role": "user", "content": content}])
+    assert seen[0]["messages"][0]["content"] == [
+        context,
+        {"type": "text", "text": " Weather in [city]?"},
+    ]
 
 
 # -- Chat Completions: streams ------------------------------------------------------------------
@@ -931,6 +993,70 @@ def test_responses_write_chunk_builds_new_events(chunk: Chunk) -> None:
         assert read == Chunk("finish", finish_reason="incomplete")
         return
     assert read == chunk
+
+
+CITATION = {"type": "url_citation", "start_index": 0, "end_index": 3, "url": "https://s.test",
+            "title": "S"}  # fmt: skip
+
+
+def two_messages() -> dict[str, Any]:
+    """An answer whose text is in three output texts of two message items, the second
+    after a function call."""
+
+    def text(value: str, *annotations: Any) -> dict[str, Any]:
+        return {"type": "output_text", "text": value, "annotations": list(annotations),
+                "logprobs": logprobs(value)}  # fmt: skip
+
+    def message(id_: str, *parts: Any) -> dict[str, Any]:
+        return {"id": id_, "type": "message", "role": "assistant", "status": "completed",
+                "content": list(parts)}  # fmt: skip
+
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "weather",
+            "arguments": '{"city": "Paris"}', "status": "completed"}  # fmt: skip
+    output = [
+        {"type": "reasoning", "id": "rs_1", "summary": []},
+        message("msg_1", text("The sky is blue.", CITATION), text(" Paris is rainy.")),
+        call,
+        message("msg_2", text(" Rome is dry.")),
+    ]
+    return {**RESP.write_response(TEXT_ONLY, None), "output": output}
+
+
+@pytest.mark.parametrize(
+    ("change", "texts"),
+    [
+        (str.upper, ["THE SKY IS BLUE.", " PARIS IS RAINY.", " ROME IS DRY."]),
+        (
+            lambda t: t.replace("Paris", "[city]"),
+            ["The sky is blue.", " [city] is rainy.", " Rome is dry."],
+        ),
+    ],
+)
+def test_responses_a_text_changed_after_the_model_stays_in_its_parts(
+    change: Any, texts: list[str]
+) -> None:
+    """A hook's new text is split across the output texts it was read from, each kept in
+    its item and place with its annotations, as in a stream; a changed one drops its
+    logprobs (they described the old text), an unchanged one keeps them."""
+
+    @hw.after_model
+    def edit(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=response.message.replace(content=change(response.text)))
+
+    data = two_messages()
+    client = hw.wrap(sdk(data=data), use=[edit])
+    answer = client.responses.create(model="m", input="x")
+    assert [(o.type, o.id) for o in answer.output] == [(o["type"], o["id"]) for o in data["output"]]
+    parts = [p for o in answer.output if o.type == "message" for p in o.content]
+    originals = [p for o in data["output"] if o["type"] == "message" for p in o["content"]]
+    assert [p.text for p in parts] == texts
+    assert [len(p.annotations) for p in parts] == [1, 0, 0]
+    assert parts[0].annotations[0].url == CITATION["url"]
+    assert [len(p.logprobs or ()) for p in parts] == [
+        len(was["logprobs"]) if was["text"] == now else 0
+        for was, now in zip(originals, texts, strict=True)
+    ]
+    assert answer.output_text == "".join(texts)
 
 
 # -- legacy Completions -------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import NOTE, Event, Framer, Made, Wire, finish_in, highest, json_int
+from ._wire import NOTE, Event, Framer, Made, Wire, finish_in, highest, json_int, split_text
 
 __all__ = ["MessagesWire"]
 
@@ -137,14 +137,32 @@ def _part_block(part: Part, base: Any) -> Any:
     b = _map(base)
     if b and b.get("type") == part.type:
         if isinstance(part, TextPart):
-            # citations quote the old text, so they go with it
-            out = {k: v for k, v in b.items() if k != "citations"}
-            out["text"] = part.text
-            return out
+            # citations too: they quote the sources, not this text (streams keep them as well)
+            return {**b, "text": part.text}
         return {**b, "source": _image_source(part)}
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
     return {"type": "image", "source": _image_source(part)}
+
+
+def _retext(blocks: list[Any], text: str) -> tuple[list[Any], tuple[Part, ...]]:
+    """`text`, a message's new text, written over `blocks` for `_merge`: the blocks, and the
+    parts standing for the text. Where several text blocks held the old text, the new one is
+    split across them (`split_text`), each keeping its place and its keys (citations,
+    `cache_control`), as a stream's deltas do; an empty one goes, as the API refuses empty
+    text blocks (and callers send an answer's blocks back in the next request)."""
+    slots = [i for i, b in enumerate(blocks) if _map(b).get("type") == "text"]
+    if len(slots) < 2:
+        return blocks, _as_parts(text)
+    old = [str(_map(blocks[i]).get("text", "")) for i in slots]
+    out: list[Any] = list(blocks)
+    for i, was, now in zip(slots, old, split_text(old, text), strict=True):
+        if not now:
+            out[i] = None
+        elif now != was:
+            out[i] = {**_map(blocks[i]), "text": now}
+    out = [b for b in out if b is not None]
+    return out, tuple(p for b in out if isinstance(p := _part(b), TextPart))
 
 
 def _call(block: Any) -> ToolCall:
@@ -324,7 +342,10 @@ def _unit_blocks(message: Message, unit: _Unit | None, same: bool) -> list[Any]:
     if same and unit is not None and unit.blocks is not None:
         return unit.blocks
     blocks = unit.blocks if unit is not None and unit.blocks is not None else []
-    return _merge(blocks, _as_parts(message.content), message.tool_calls)
+    parts = message.content
+    if isinstance(parts, str):  # a text over blocks: split across their text blocks
+        blocks, parts = _retext(blocks, parts)
+    return _merge(blocks, parts, message.tool_calls)
 
 
 def _unit_content(message: Message, unit: _Unit | None, same: bool) -> Any:
@@ -390,9 +411,11 @@ def _write_messages(
         system = []
         for t in top:
             i, same = pairs[t]
-            texts = [p for p in _as_parts(new[t].content) if isinstance(p, TextPart)]
+            content = new[t].content
+            if not isinstance(content, str):
+                content = tuple(p for p in content if isinstance(p, TextPart))
             system += _unit_blocks(
-                Message("system", texts), units[i] if i is not None else None, same
+                Message("system", content), units[i] if i is not None else None, same
             )
 
     items: list[Any] = []
@@ -799,6 +822,7 @@ class MessagesWire(Wire):
         """Into `data`: a None usage, finish reason or model leaves the original. Anew: stop
         reason ``tool_use`` or ``end_turn`` unless given, and a fresh ``msg_`` id."""
         message = response.message
+        texts: tuple[Part, ...]
         texts = tuple(p for p in _as_parts(message.content) if isinstance(p, TextPart))
         usage = response.usage
         if data is None:
@@ -820,10 +844,13 @@ class MessagesWire(Wire):
         old = self.response(data)
         if message != old.message:
             blocks = _seq(data.get("content"))
-            if message.content == old.message.content:  # keep the text split as it was
+            content = message.content
+            if content == old.message.content:  # keep the text split as it was
                 texts = tuple(
                     TextPart(_map(b)["text"]) for b in blocks if _map(b).get("type") == "text"
                 )
+            elif isinstance(content, str):
+                blocks, texts = _retext(blocks, content)
             out["content"] = _merge(blocks, texts, message.tool_calls)
         if usage is not None and usage != old.usage:
             native = data.get("usage")

@@ -55,7 +55,7 @@ from .._types import (
     new_text_part,
     new_usage,
 )
-from ._wire import Event, Wire, finish_in
+from ._wire import Event, Wire, finish_in, split_text
 
 __all__ = ["SYNTHETIC_ID", "GeminiWire", "call_id", "model_of", "with_model"]
 
@@ -429,25 +429,50 @@ def _candidate(data: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _response_parts(message: Message, original: list[Any]) -> list[Any]:
-    """Parts for a changed answer: the original's thought and other non-neutral parts kept,
-    its first text part's extra keys (e.g. `thoughtSignature`) carried to the new text."""
-    kept: list[Any] = []
-    text_extra: dict[str, Any] = {}
+    """Parts for a changed answer, each where the original had it: thoughts and the parts
+    the neutral view leaves out stay as they were; a text goes into the text parts, split
+    across them where there were several (`split_text`), each keeping its keys (a
+    `thoughtSignature`) as a stream's deltas do; calls go into the function call parts in
+    order, more of them last. Content given as parts, or a text where there was none, takes
+    the place of the first text part or call. A text part left empty goes, unless it
+    carries more than its text (a signature: Gemini itself sends such parts)."""
+    content = message.content
+    slots = [p for p in map(_map, original) if _is_text(p)]
+    texts: list[str] = []
+    fresh: list[dict[str, Any]] = []
+    if isinstance(content, str) and slots:
+        texts = split_text([p["text"] for p in slots], content)
+    elif content:
+        fresh = _parts_of(content)
+    pieces = iter(texts)
+    calls = iter(message.tool_calls)
+    parts: list[Any] = []
     for item in original:
         part = _map(item)
-        if part.get("thought") or (_function_call(part) is None and _neutral_part(part) is None):
-            kept.append(item)
-        elif "text" in part and not text_extra:
-            text_extra = {k: v for k, v in part.items() if k != "text"}
-    parts = list(kept)
-    content = message.content
-    if isinstance(content, str):
-        if content:
-            parts.append({**text_extra, "text": content})
-    else:
-        parts.extend(_wire_part(p) for p in content)
-    parts.extend(_call_part(c) for c in message.tool_calls)
+        is_call = _function_call(part) is not None
+        if not is_call and (part.get("thought") or _neutral_part(part) is None):
+            parts.append(item)
+            continue
+        parts += fresh
+        fresh = []
+        if is_call:
+            call = next(calls, None)
+            if call is not None:
+                parts.append(_call_part(call))
+        elif texts and _is_text(part):
+            text = next(pieces)
+            if text == part["text"]:
+                parts.append(item)
+            elif text or len(part) > 1:
+                parts.append({**part, "text": text})
+    parts += fresh
+    parts.extend(_call_part(c) for c in calls)
     return parts
+
+
+def _is_text(part: Mapping[str, Any]) -> bool:
+    """Whether a part is text of the answer (not a thought)."""
+    return isinstance(part.get("text"), str) and not part.get("thought")
 
 
 def _with_candidate(data: Mapping[str, Any], candidate: Mapping[str, Any]) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import NOTE, Event, Framer, Made, Wire, finish_in, highest, json_int
+from ._wire import NOTE, Event, Framer, Made, Wire, finish_in, highest, json_int, split_text
 
 __all__ = ["ChatCompletionsWire", "CompletionsWire", "ResponsesWire"]
 
@@ -155,6 +155,14 @@ def _content_out(
     if isinstance(content, str):
         if olds is None:
             return content
+        slots = [k for k, item in enumerate(olds) if isinstance(_part_in(item), TextPart)]
+        if len(slots) > 1 and content:  # split across the text parts (see `split_text`)
+            written: list[Any] = list(olds)
+            texts = [_str(olds[k].get("text")) for k in slots]
+            for k, before, after in zip(slots, texts, split_text(texts, content), strict=True):
+                if after != before:
+                    written[k] = {**olds[k], "text": after} if after else None
+            return [p for p in written if p is not None and not isinstance(_part_in(p), ImagePart)]
         content = (TextPart(content),) if content else ()
     if olds is None:
         return [part_out(p) for p in content]
@@ -582,8 +590,11 @@ class ChatCompletionsWire(Wire):
         choices = _list(data.get("choices"))
         choice: _J = dict(_first(choices) or {"index": 0, "logprobs": None})
         old = _obj(choice.get("message")) or {"role": "assistant", "refusal": None}
-        if fresh or _chat_message(old) != message:
+        was = _chat_message(old)
+        if fresh or was != message:
             choice["message"] = _chat_render(message, [old])[0]
+            if was is not None and was.text != message.text and choice.get("logprobs") is not None:
+                choice["logprobs"] = None  # they described the old text (as in a stream)
         if response.finish_reason is not None or choice.get("finish_reason") is None:
             default = "tool_calls" if calls else "stop"
             choice["finish_reason"] = _finish(response.finish_reason, _CHAT_FINISH, default)
@@ -892,19 +903,80 @@ def _resp_status(reason: str | None) -> str:
 
 
 def _output_items(message: Message, old: list[Any]) -> list[Any]:
-    """Output items for an answer, over `old`: a message item (its id kept) unless the answer
-    is only tool calls, then one function call item per call; other items stay in place."""
-    items: list[Any] = []
-    if message.text or not message.tool_calls:
-        was = next((_obj(i) for i in old if _resp_type(i) == "message"), None)
-        out: _J = dict(was) if was is not None else {"id": _uid("msg_"), "type": "message"}
-        out.update(role="assistant", status=out.get("status") or "completed")
-        if was is None or _output_text(was) != message.text:
-            part: _J = {"type": "output_text", "text": message.text}
-            out["content"] = [{**part, "annotations": [], "logprobs": []}]
-        items.append(out)
-    items += [_resp_call_out(c, True) for c in message.tool_calls]
-    return _splice(old, lambda i: _resp_type(i) in ("message", "function_call"), items)
+    """Output items for an answer, over `old`, each where `old` had one of its kind: the
+    text in the message items' output texts (see `_retext`), the calls in the function
+    call items in order (more go last), other items (reasoning) as they were. Where there is
+    no output text to write over, the text is one message item in place of the first (its
+    id kept), or before the calls; an answer of only tool calls has none."""
+    text = message.text
+    olds = [i for i in old if _resp_type(i) == "message"]
+    news: list[Any] | None = _retext(olds, text)
+    lead: list[Any] = []  # a message item with no message item to take the place of
+    if news is None:
+        news = [None] * len(olds)
+        if text or not message.tool_calls:
+            item = _message_item(_obj(olds[0]) if olds else None, text)
+            if olds:
+                news[0] = item
+            else:
+                lead = [item]
+    messages = iter(news)
+    calls = iter([_resp_call_out(c, True) for c in message.tool_calls])
+    out: list[Any] = []
+    for item in old:
+        kind = _resp_type(item)
+        if kind == "message":
+            if (new := next(messages)) is not None:
+                out.append(new)
+        elif kind == "function_call":
+            out += lead
+            lead = []
+            out.extend(itertools.islice(calls, 1))
+        else:
+            out.append(item)
+    return [*out, *lead, *calls]
+
+
+def _message_item(was: Mapping[str, Any] | None, text: str) -> _J:
+    """A message item holding `text` in one output text, over `was` (its id and status kept)."""
+    out: _J = dict(was) if was is not None else {"id": _uid("msg_"), "type": "message"}
+    out.update(role="assistant", status=out.get("status") or "completed")
+    if was is None or _output_text(was) != text:
+        part: _J = {"type": "output_text", "text": text}
+        out["content"] = [{**part, "annotations": [], "logprobs": []}]
+    return out
+
+
+def _retext(items: list[Any], text: str) -> list[Any | None] | None:
+    """Message `items` (each or None: gone) with `text` written into their output texts,
+    split across them where there are several (`split_text`): each part keeps its place and
+    its keys (annotations), as a stream's deltas do, but not its logprobs, which described
+    the old text. A part left empty goes, and an item left with no part. None where there
+    is no output text to write over, or no text."""
+    contents = [list(_list((_obj(i) or {}).get("content"))) for i in items]
+    slots = [
+        (k, j)
+        for k, content in enumerate(contents)
+        for j, part in enumerate(content)
+        if (_obj(part) or {}).get("type") == "output_text"
+    ]
+    if not slots or not text:
+        return None
+    old = [_str(contents[k][j].get("text")) for k, j in slots]
+    if "".join(old) == text:  # the calls changed, not the text
+        return list(items)
+    for (k, j), was, now in zip(slots, old, split_text(old, text), strict=True):
+        if now != was:
+            part = contents[k][j]
+            contents[k][j] = {**part, "text": now, "logprobs": []} if now else None
+    out: list[Any | None] = []
+    for item, content in zip(items, contents, strict=True):
+        kept = [p for p in content if p is not None]
+        if kept == _list(item.get("content")):
+            out.append(item)
+        else:
+            out.append({**item, "content": kept} if kept else None)
+    return out
 
 
 def _output_text(item: Mapping[str, Any]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import accumulate
 from typing import Any, cast
 
 from .._types import Chunk, ModelRequest, ModelResponse, deferred_request, deferred_response
@@ -26,6 +27,7 @@ __all__ = [
     "json_int",
     "loads",
     "parse_sse",
+    "split_text",
 ]
 
 #: The name of an event for a stream's framer only, never sent: what a new chunk says that
@@ -426,6 +428,67 @@ def highest(counts: Mapping[str, Any], more: Mapping[str, Any]) -> dict[str, Any
         if key not in out or json_int(count) > json_int(out[key]):
             out[key] = count
     return out
+
+
+def split_text(old: Sequence[str], new: str) -> list[str]:
+    """`new`, a message's changed text, cut into as many pieces as `old` has: the texts of
+    the parts (blocks, output texts) whose joined text it replaces. Each piece goes back
+    into its part, which keeps its place and its other keys, as a stream's deltas do.
+
+    The cuts between the parts are moved as the text moved: a cut in the part of the text
+    that stayed the same at the start stays, one in the same end shifts by the change in
+    length, one in the changed middle is found again by the text around it. An edit of the
+    same length (a mask, upper case) leaves every cut in place; a redaction inside the
+    second part changes the second part only.
+    """
+    if len(old) < 2:
+        return [new]
+    joined = "".join(old)
+    n, m = len(joined), len(new)
+    shortest = min(n, m)
+    head = 0
+    while head < shortest and joined[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and joined[n - 1 - tail] == new[m - 1 - tail]:
+        tail += 1
+    was, now = joined[head : n - tail], new[head : m - tail]
+    pieces: list[str] = []
+    start = 0
+    for cut in accumulate(map(len, old[:-1])):
+        if head < cut < n - tail:  # in the changed middle (of the same length: it stays)
+            if m != n:
+                cut = head + _found_again(was, now, cut - head)
+        elif cut > head:
+            cut += m - n
+        cut = min(max(cut, start), m)  # in order, whatever the text around a cut
+        pieces.append(new[start:cut])
+        start = cut
+    pieces.append(new[start:])
+    return pieces
+
+
+_CONTEXT = 24  # characters around a cut that find it again in the new text
+
+
+def _found_again(was: str, now: str, at: int) -> int:
+    """Where a position in `was` lands in `now`: after the text just before it, or before
+    the text just after it (edits may have changed either), found nearest to the position
+    in proportion; in proportion when neither is found. A search, not a diff: a character
+    diff of a long answer costs far more than the hooks around it."""
+    guess = at * len(now) // len(was)  # `was` is not empty: a cut is inside it
+    for size in (_CONTEXT, _CONTEXT // 4):
+        before, after = was[max(0, at - size) : at], was[at : at + size]
+        best: int | None = None
+        for needle, shift in ((before, len(before)), (after, 0)):
+            i = now.find(needle) if needle else -1
+            while i >= 0:
+                if best is None or abs(i + shift - guess) < abs(best - guess):
+                    best = i + shift
+                i = now.find(needle, i + 1)
+        if best is not None:
+            return best
+    return guess
 
 
 # the events after which the SDKs stop reading (OpenAI chat ends with `data: [DONE]`)
