@@ -495,12 +495,12 @@ class ModelEngine(_Shared):
             response = _response_of(received, natives, request)
             usage = run(self._stream_end, ctx, request, response, parent)
         except GeneratorExit:
-            _close(chunks, call)
+            _close(source, call)
             if one_call:
                 run(self._end_sync, ctx, Aborted(CLOSED))
             raise
         except BaseException as exc:
-            _close(chunks, call)
+            _close(source, call)
             if one_call:
                 run(self._end_sync, ctx, exc)
             raise
@@ -520,6 +520,9 @@ class ModelEngine(_Shared):
         )
         if natives is None:
             return self.raw_direct or own, None, chunks
+        # `chunks` never runs: nothing to close (an async generator closed before its first
+        # pull would be taken for a new one, at loop shutdown too late to start)
+        call.extra.remove(chunks)
         _opened(call, natives[0])
         return True, natives, natives[0]
 
@@ -707,7 +710,7 @@ class ModelEngine(_Shared):
             finally:
                 current_var.reset(token)
         except GeneratorExit:
-            await _aclose(chunks, call)
+            await _aclose(source, call)
             if one_call:
                 token = current_var.set(ctx)
                 try:
@@ -716,7 +719,7 @@ class ModelEngine(_Shared):
                     current_var.reset(token)
             raise
         except BaseException as exc:
-            await _aclose(chunks, call)
+            await _aclose(source, call)
             if one_call:
                 token = current_var.set(ctx)
                 try:

@@ -7,6 +7,7 @@ import asyncio
 import gc
 import inspect
 import json
+import warnings
 from collections.abc import AsyncGenerator, Iterator
 from typing import Any, cast
 
@@ -729,6 +730,35 @@ def cached_answer(request: hw.ModelRequest) -> hw.Respond:
     return hw.Respond("from cache")
 
 
+@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+def test_an_async_stream_left_by_break_as_its_loop_ends_closes_without_warnings(
+    sdk: str,
+) -> None:
+    """`asyncio.run` closes the async generators left open when its coroutine returns; the
+    run ends with `on_abort` once, and no generator is started after that shutdown."""
+    pytest.importorskip(sdk)
+    log: list[str] = []
+    provider = FakeProvider(["a long answer to read"], chunk_size=2)
+    wrapped = hw.wrap(getattr(provider, sdk)(async_=True), use=[*ended(log)])
+
+    async def main() -> None:
+        if sdk == "openai":
+            stream = await wrapped.chat.completions.create(model="m", messages=USER, stream=True)
+        else:
+            stream = await wrapped.messages.create(
+                model="m", max_tokens=9, messages=USER, stream=True
+            )
+        async for _ in stream:
+            break
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+    assert [str(w.message) for w in caught] == []
+    assert log == ["abort: closed by consumer"]
+    assert provider.closed == 1
+
+
 @pytest.fixture
 def no_gc() -> Iterator[None]:
     """No cyclic garbage collection: what ends "at once" cannot be the collector's doing."""
@@ -864,3 +894,66 @@ def test_patching_from_many_threads_at_once_patches_once() -> None:
         hw.unpatch("openai")
     assert errors == []
     assert openai._base_client.SyncAPIClient.__dict__["request"] is base
+
+
+@pytest.mark.parametrize("sdk", ["openai", "openai stream", "anthropic"])
+def test_unpatching_while_a_call_is_under_way_lets_it_end_through_the_hooks(sdk: str) -> None:
+    """`hw.unpatch` (and a new `hw.patch`) while a call waits for its answer in another
+    thread: the call ends as it began, through the hooks, and once it has, the SDK's
+    methods are back exactly."""
+    import threading
+
+    name = sdk.split()[0]
+    module = pytest.importorskip(name)
+    classes = (module._base_client.SyncAPIClient, module._base_client.AsyncAPIClient)
+    before = {cls: dict(cls.__dict__) for cls in classes}
+    inside, go = threading.Event(), threading.Event()
+
+    def answer(request: hw.ModelRequest) -> str:
+        inside.set()
+        go.wait(5)
+        return "fine"
+
+    log: list[str] = []
+    add_system, _ = counted(log)
+    provider = FakeProvider([answer])
+    got: list[Any] = []
+
+    def call() -> None:
+        try:
+            if sdk == "openai":
+                made = provider.openai().chat.completions.create(model="m", messages=USER)
+                got.append(made.choices[0].message.content)
+            elif sdk == "openai stream":
+                stream = provider.openai().chat.completions.create(
+                    model="m", messages=USER, stream=True
+                )
+                got.append("".join(c.choices[0].delta.content or "" for c in stream))
+            else:
+                message = provider.anthropic().messages.create(
+                    model="m", max_tokens=9, messages=USER
+                )
+                got.append(message.content[0].text)
+        except Exception as exc:  # pragma: no cover - what the test looks for
+            got.append(exc)
+
+    hw.patch(name, use=[add_system])
+    try:
+        thread = threading.Thread(target=call)
+        thread.start()
+        assert inside.wait(5)
+        hw.unpatch(name)
+        hw.patch(name, use=[add_system])  # patched anew before the call under way ends
+        hw.unpatch(name)
+        go.set()
+        thread.join(5)
+    finally:
+        go.set()
+        hw.unpatch(name)
+    assert got == ["fine"]
+    assert log == ["before"]
+    assert "Be brief." in json.dumps(provider.requests[-1].body)
+    for cls in classes:
+        after = dict(cls.__dict__)
+        assert after.keys() == before[cls].keys()
+        assert all(after[key] is before[cls][key] for key in after)

@@ -19,6 +19,7 @@ import inspect
 import json
 import operator
 import sys
+import threading
 import types
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -1031,6 +1032,40 @@ def hook_resource(resource: Any, chain: Chain, wires: Sequence[Wire], what: str)
 _PATCHED = ("request", "_process_response")
 
 
+class _InFlight:
+    """The calls of a patched SDK under way. Each needs the patched `_process_response` to
+    hand hookwrap its HTTP response, so `hw.unpatch` puts the SDK's back once none is."""
+
+    __slots__ = ("count", "lock", "then")
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.count = 0
+        self.then: list[Callable[[], None]] = []
+
+    def enter(self) -> None:
+        with self.lock:
+            self.count += 1
+
+    def leave(self) -> None:
+        with self.lock:
+            self.count -= 1
+            todo, self.then = (self.then, []) if self.count == 0 else ([], self.then)
+        for fn in todo:
+            fn()
+
+    def after(self, fn: Callable[[], None]) -> None:
+        """Run `fn` now, or when the last call under way ends."""
+        with self.lock:
+            if self.count:
+                self.then.append(fn)
+                return
+        fn()
+
+
+_FLIGHTS: dict[type, _InFlight] = {}
+
+
 def patch_classes(sync_cls: type, async_cls: type, layer: Layer) -> None:
     """Hook every client of an SDK, made before or after: its base classes' `request`."""
     for cls in (sync_cls, async_cls):
@@ -1039,34 +1074,57 @@ def patch_classes(sync_cls: type, async_cls: type, layer: Layer) -> None:
     layer.engine(True)  # refuse, now, hooks that cannot run
     sync_original = sync_cls.__dict__["request"]
     async_original = async_cls.__dict__["request"]
+    # one count per SDK, over its patches: an unpatch waits for every call under way
+    flight = _FLIGHTS.setdefault(sync_cls, _InFlight())
 
     def request(
         self: Any, cast_to: Any, options: Any, *, stream: bool = False, stream_cls: Any = None
     ) -> Any:
         inner = sync_original.__get__(self)
-        return layer.call(self, inner, cast_to, options, stream, stream_cls)
+        flight.enter()
+        try:
+            return layer.call(self, inner, cast_to, options, stream, stream_cls)
+        finally:
+            flight.leave()
 
     async def arequest(
         self: Any, cast_to: Any, options: Any, *, stream: bool = False, stream_cls: Any = None
     ) -> Any:
         inner = async_original.__get__(self)
-        return await layer.acall(self, inner, cast_to, options, stream, stream_cls)
+        flight.enter()
+        try:
+            return await layer.acall(self, inner, cast_to, options, stream, stream_cls)
+        finally:
+            flight.leave()
 
     hooks: tuple[tuple[type, Any], ...] = ((sync_cls, request), (async_cls, arequest))
     for cls, hooked in hooks:
-        saved = {name: cls.__dict__[name] for name in _PATCHED}
+        # the SDK's own, also while an unpatch waits for calls under way to put it back
+        saved = {name: _unhooked(cls.__dict__[name]) for name in _PATCHED}
         setattr(hooked, "__wrapped__", saved["request"])  # noqa: B010
         cls.request = hooked  # type: ignore[attr-defined]
         cls._process_response = process_hooked(saved["_process_response"])  # type: ignore[attr-defined]
-        cls.__hookwrap_saved__ = saved  # type: ignore[attr-defined]
+        cls.__hookwrap_saved__ = (saved, flight)  # type: ignore[attr-defined]
+
+
+def _unhooked(value: Any) -> Any:
+    return getattr(value, "__hookwrap_original__", value)
 
 
 def unpatch_classes(*classes: type) -> None:
-    """Put back exactly what `patch_classes` replaced."""
+    """Put back exactly what `patch_classes` replaced: `request` at once, so no call starts
+    through the hooks; `_process_response` when the calls under way have ended."""
     for cls in classes:
-        saved = cls.__dict__.get("__hookwrap_saved__")
-        if saved is None:
+        found = cls.__dict__.get("__hookwrap_saved__")
+        if found is None:
             continue
-        for name, value in saved.items():
-            setattr(cls, name, value)
+        saved, flight = found
+        cls.request = saved["request"]  # type: ignore[attr-defined]
         del cls.__hookwrap_saved__  # type: ignore[attr-defined]
+        flight.after(functools.partial(_put_back, cls, cls.__dict__["_process_response"], saved))
+
+
+def _put_back(cls: type, patched: Any, saved: dict[str, Any]) -> None:
+    """The SDK's `_process_response`, unless a new patch has put its own in meanwhile."""
+    if cls.__dict__.get("_process_response") is patched:
+        cls._process_response = saved["_process_response"]  # type: ignore[attr-defined]
