@@ -181,9 +181,10 @@ def _methods(obj: Any) -> Iterator[tuple[str, HookSpec]]:
     for klass in reversed(type(obj).__mro__):
         for attr, value in vars(klass).items():
             func: Any = value
-            if isinstance(value, (staticmethod, classmethod)):
+            spec = getattr(value, "__hookwrap__", None)  # a hook decorator above @staticmethod
+            if spec is None and isinstance(value, (staticmethod, classmethod)):
                 func = cast(Any, value).__func__
-            spec = getattr(func, "__hookwrap__", None)
+                spec = getattr(func, "__hookwrap__", None)
             if isinstance(spec, HookSpec):
                 seen[attr] = spec  # an override keeps the place of what it replaces
             elif attr in seen:
@@ -238,6 +239,11 @@ def flatten(
     origin = _origin_of(items)
     for attr, spec in _methods(items):
         found = True
+        if attr in getattr(items, "__dict__", ()):
+            raise TypeError(
+                f"{type(items).__name__}.{attr} is a hook, but the object's own attribute "
+                f"{attr!r} ({getattr(items, attr)!r:.60}) hides it; rename one of them"
+            )
         bound = getattr(items, attr)
         priority = spec.priority if spec.priority_set else default
         out.append(Hook(bound, spec, priority, origin, continue_on_error, continue_on_response))

@@ -131,6 +131,7 @@ class ToolBinding:
     __slots__ = (
         "fn",
         "hints",
+        "method",
         "names",
         "params",
         "positional_only",
@@ -154,6 +155,8 @@ class ToolBinding:
             for p in sig.parameters.values()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         )
+        # a method: the instance it is called on is no argument (the schema leaves it out)
+        self.method = self.names[:1] == ("self",)
         self.positional_only = frozenset(
             p.name for p in sig.parameters.values() if p.kind is p.POSITIONAL_ONLY
         )
@@ -186,12 +189,14 @@ class ToolBinding:
         self.spec = ToolSpec(name, description if description is not None else summary, parameters)
 
     def tool_call(self, fn: Callable[..., Any], args: Any, kwargs: Any, call_id: str) -> ToolCall:
-        names = self.names
-        arguments = dict(zip(names, args, strict=False)) if args else {}
-        if len(args) > len(names):
+        names, given = self.names, args
+        if self.method and args:  # hooks see the arguments the spec names, not the instance
+            names, given = names[1:], args[1:]
+        arguments = dict(zip(names, given, strict=False)) if given else {}
+        if len(given) > len(names):
             if self.var_pos is None:
                 raise TypeError(f"{self.spec.name}() takes {len(names)} positional arguments")
-            arguments[self.var_pos] = tuple(args[len(names) :])
+            arguments[self.var_pos] = tuple(given[len(names) :])
         if kwargs:
             arguments.update(kwargs)
         return ToolCall(call_id, self.spec.name, arguments, _Direct(fn, args, kwargs, arguments))
@@ -236,6 +241,7 @@ class ToolBinding:
             and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
             and n not in arguments
             and n != "ctx"
+            and not (n == "self" and self.method)
         ]
         if missing:
             raise ToolArgumentError(
@@ -253,6 +259,8 @@ class ToolBinding:
                     return raw.fn(*raw.args, **raw.kwargs, ctx=current_var.get())
                 return raw.fn(*raw.args, **raw.kwargs)
             args, kwargs = self._split(call.arguments, False)
+            if self.method and raw.args and "self" not in call.arguments:
+                args.insert(0, raw.args[0])  # the instance the method was called on
             return raw.fn(*args, **kwargs)
         args, kwargs = self._split(call.arguments, True)  # from a model: JSON values
         return self.fn(*args, **kwargs)

@@ -78,7 +78,25 @@ class _Proxy(wrapt.ObjectProxy[Any]):
         return _Bound(self.__wrapped__.__get__(instance, owner), self)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        raise TypeError(f"a hookwrap proxy of {self.__wrapped__!r} cannot be pickled")
+        # by reference, as pickle takes functions: what its module holds under its name
+        name: str = self.__qualname__
+        found: Any = sys.modules.get(self.__module__)
+        for part in name.split("."):
+            found = getattr(found, part, None)
+        if found is not self:
+            raise TypeError(
+                f"a hookwrap proxy of {self.__wrapped__!r} cannot be pickled: pickle finds "
+                f"it by its module and name, and {self.__module__}.{name} is not this proxy "
+                f"(decorate the module-level function itself to pickle it)"
+            )
+        return name
+
+    # as `copy.copy` and `copy.deepcopy` of a function give the function itself
+    def __copy__(self) -> Any:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self
 
     def __repr__(self) -> str:
         return f"<hookwrap {self._self_hw_kind} {self.__wrapped__!r}>"

@@ -960,6 +960,15 @@ class ClientProxy(wrapt.ObjectProxy[Any]):
 
     with_options = copy
 
+    # `copy.copy(client)`, `copy.deepcopy(client)`: a copy of the client, with the hooks
+    def __copy__(self) -> Any:
+        twin = copy.copy(self.__wrapped__)
+        return _proxy(hook_client(twin, self._self_layers), self._self_layers)
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        twin = copy.deepcopy(self.__wrapped__, memo)
+        return _proxy(hook_client(twin, self._self_layers), self._self_layers)
+
     # `with hw.wrap(OpenAI()) as client:` hands out the proxy (its `copy()` keeps the hooks)
     def __enter__(self) -> Any:
         self.__wrapped__.__enter__()
