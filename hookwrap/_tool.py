@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import inspect
 import re
 import types
@@ -113,6 +114,22 @@ def _doc_params(doc: str) -> tuple[str, dict[str, str]]:
 _ENTRY = re.compile(r"^\*{0,2}(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
 
 
+def _described_by(fn: Callable[..., Any]) -> Any:
+    """The function whose type hints and docstring describe `fn`: a partial's function, a
+    callable object's `__call__`, or `fn` itself."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.isroutine(fn) or inspect.isclass(fn):
+        return fn
+    return type(fn).__call__
+
+
+def _doc_of(fn: Any, described_by: Any) -> str | None:
+    """A callable object's own docstring (its class's), else its function's."""
+    own = None if isinstance(fn, functools.partial) else type(fn).__doc__
+    return own or described_by.__doc__
+
+
 class _Direct:
     """A direct Python call of a tool: the arguments as given, kept to pass on untouched."""
 
@@ -142,9 +159,10 @@ class ToolBinding:
 
     def __init__(self, fn: Callable[..., Any], name: str, description: str | None) -> None:
         self.fn = fn
+        described_by = _described_by(fn)
         try:
             sig = inspect.signature(fn)
-            self.hints = typing.get_type_hints(fn)
+            self.hints = typing.get_type_hints(described_by)
         except Exception as exc:
             raise TypeError(f"hw.tool: cannot read the signature of {describe(fn)}: {exc}") from exc
         self.params = dict(sig.parameters)
@@ -163,7 +181,8 @@ class ToolBinding:
         self.var_pos = next(
             (p.name for p in sig.parameters.values() if p.kind is p.VAR_POSITIONAL), None
         )
-        summary, described = _doc_params(fn.__doc__ or "")
+        doc = described_by.__doc__ if described_by is fn else _doc_of(fn, described_by)
+        summary, described = _doc_params(doc or "")
         properties: dict[str, Any] = {}
         required: list[str] = []
         for p in sig.parameters.values():

@@ -145,3 +145,42 @@ def test_an_attribute_hiding_a_hook_method_is_refused_when_wrapping() -> None:
 
     with pytest.raises(TypeError, match=r"Limit\.limit is a hook, but .*'limit' \(3\) hides it"):
         hw.model(lambda messages: "ok", use=[Limit(3)])
+
+
+def _weather(city: str, unit: str = "c") -> str:
+    """The weather in a city.
+
+    Args:
+        city: where
+    """
+    return f"{city} in {unit}"
+
+
+class _Lookup:
+    """Look a city up."""
+
+    def __call__(self, city: str) -> str:
+        return city.title()
+
+
+def test_a_tool_of_a_partial_or_a_callable_object_reads_its_functions_hints_and_doc() -> None:
+    import functools
+
+    partial = hw.tool(functools.partial(_weather, unit="f"), name="weather")
+    assert partial.spec == hw.ToolSpec(
+        "weather",
+        "The weather in a city.",
+        {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string", "description": "where"},
+                "unit": {"type": "string", "default": "f"},
+            },
+            "required": ["city"],
+        },
+    )
+    assert partial("Rome") == "Rome in f"
+    lookup = hw.tool(_Lookup(), name="lookup")
+    assert lookup.spec.description == "Look a city up."
+    assert lookup.spec.parameters["required"] == ["city"]
+    assert lookup("oslo") == "Oslo"
