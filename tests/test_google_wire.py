@@ -227,12 +227,163 @@ def test_a_kept_tool_call_keeps_its_thought_signature() -> None:
         original,
     )
     assert out["contents"][1]["parts"] == [
+        {"text": "thinking", "thought": True},  # the thought stays too
         {"text": "checking"},
         {
             "functionCall": {"args": {"city": "Paris"}, "name": "weather"},
             "thoughtSignature": "c2ln",
         },
     ]
+
+
+# -- a changed message in the history ------------------------------------------------------
+
+
+def history() -> dict[str, Any]:
+    """A function-calling conversation as an agent sends it: signed model turns, a thought,
+    an image, two function responses in one content."""
+    return {
+        "contents": [
+            {
+                "role": "user",
+                "parts": [
+                    {"text": "card 4111: weather and time?"},
+                    {"inlineData": {"data": "iVBORw==", "mime_type": "image/png"}},
+                ],
+            },
+            {
+                "role": "model",
+                "parts": [
+                    {"text": "hmm", "thought": True},
+                    {"text": "Card 4111 noted. ", "thoughtSignature": "c2lnMQ=="},
+                    {
+                        "functionCall": {"name": "weather", "args": {"city": "Paris"}},
+                        "thoughtSignature": "c2lnMg==",
+                    },
+                    {"functionCall": {"name": "time", "args": {}}},
+                ],
+            },
+            {
+                "role": "user",
+                "parts": [
+                    {"functionResponse": {"name": "weather", "response": {"result": "4111"}}},
+                    {"functionResponse": {"name": "time", "response": {"hour": 12}}},
+                ],
+            },
+            {"role": "model", "parts": [{"text": "Sunny.", "thoughtSignature": "c2lnMw=="}]},
+        ]
+    }
+
+
+def redacted(request: hw.ModelRequest) -> tuple[hw.Message, ...]:
+    """`request`'s messages with `4111` redacted, text and parts alike."""
+
+    def part(p: hw.Part) -> hw.Part:
+        return p.replace(text=p.text.replace("4111", "[card]")) if isinstance(p, hw.TextPart) else p
+
+    return tuple(
+        m.replace(content=m.content.replace("4111", "[card]"))
+        if isinstance(m.content, str)
+        else m.replace(content=tuple(map(part, m.content)))
+        for m in request.messages
+    )
+
+
+def test_a_changed_message_is_written_into_its_own_parts() -> None:
+    """A hook that redacts the history keeps each changed content's thoughts, signatures,
+    calls and images where they were; unchanged contents are sent exactly as they came."""
+    original = history()
+    snapshot = copy.deepcopy(original)
+    request = W.request(original, PATH)
+    changed = request.replace(messages=redacted(request))
+    out = W.write_request(changed, original)
+    user, model, results, last = out["contents"]
+    assert user["parts"][0] == {"text": "card [card]: weather and time?"}
+    assert user["parts"][1] is original["contents"][0]["parts"][1]  # the image as it came
+    assert model == {
+        "role": "model",
+        "parts": [
+            {"text": "hmm", "thought": True},
+            {"text": "Card [card] noted. ", "thoughtSignature": "c2lnMQ=="},
+            *original["contents"][1]["parts"][2:],  # the calls, the first one signed
+        ],
+    }
+    assert results["parts"] == [
+        {"functionResponse": {"name": "weather", "response": {"result": "[card]"}}},
+        original["contents"][2]["parts"][1],
+    ]
+    assert results["parts"][1] is original["contents"][2]["parts"][1]
+    assert last is original["contents"][3]
+    assert json.dumps(last) == json.dumps(snapshot["contents"][3])
+    assert original == snapshot
+    assert W.request(out, PATH).messages == changed.messages
+
+
+def test_a_changed_call_keeps_the_signature_of_its_part() -> None:
+    """As in a stream: the call part keeps its other keys, in the history and in an answer."""
+    original = history()
+    request = W.request(original, PATH)
+    messages = list(request.messages)
+    call = messages[1].tool_calls[0]
+    rome = call.replace(id=call_id("weather", {"city": "Rome"}), arguments={"city": "Rome"})
+    messages[1] = messages[1].replace(tool_calls=(rome, *messages[1].tool_calls[1:]))
+    out = W.write_request(request.replace(messages=tuple(messages)), original)
+    assert out["contents"][1]["parts"][2] == {
+        "functionCall": {"name": "weather", "args": {"city": "Rome"}},
+        "thoughtSignature": "c2lnMg==",
+    }
+    assert out["contents"][1]["parts"][3] == original["contents"][1]["parts"][3]
+    data = {"candidates": [{"content": original["contents"][1], "finishReason": "STOP"}]}
+    response = W.response(data)
+    answer = response.message.replace(tool_calls=messages[1].tool_calls)
+    parts = W.write_response(response.replace(message=answer), data)["candidates"][0]["content"]
+    assert parts["parts"][2] == out["contents"][1]["parts"][2]
+
+
+@pytest.mark.parametrize("where", ["insert", "remove", "insert before the image"])
+def test_a_message_a_hook_adds_or_removes_takes_no_other_message_s_parts(where: str) -> None:
+    original = history()
+    request = W.request(original, PATH)
+    messages = list(redacted(request))
+    note = hw.Message.user("a note")
+    if where == "insert":
+        messages.insert(1, note)  # between the changed user and model turns
+    elif where == "remove":
+        del messages[0]  # the user turn with the image
+    else:
+        messages.insert(0, note)
+    out = W.write_request(request.replace(messages=tuple(messages)), original)
+    contents = out["contents"]
+    if where != "remove":
+        assert contents[messages.index(note)] == {"role": "user", "parts": [{"text": "a note"}]}
+    images = [c for c in contents if any("inlineData" in p for p in c["parts"])]
+    assert [c["parts"][0]["text"] for c in images] == (
+        [] if where == "remove" else ["card [card]: weather and time?"]
+    )
+    (model,) = [c for c in contents if c["parts"][0].get("thought")]
+    assert [p.get("thoughtSignature") for p in model["parts"]] == [
+        None,
+        "c2lnMQ==",
+        "c2lnMg==",
+        None,
+    ]
+    assert W.request(out, PATH).messages == tuple(messages)
+
+
+def test_changed_parts_are_paired_with_the_parts_they_were_read_from() -> None:
+    """A message given as parts: an unchanged part stays as it came, a changed one keeps
+    the keys of its part, a new one follows the part before it."""
+    signed = {"text": "a", "thoughtSignature": "c2ln"}
+    image = {"inline_data": {"data": "iVBORw==", "mime_type": "image/png"}, "partMetadata": {}}
+    original = {"contents": [{"role": "user", "parts": [signed, image]}]}
+    request = W.request(original, PATH)
+    (message,) = request.messages
+    text, picture = message.content
+    content = (text.replace(text="b"), picture, hw.TextPart("c"))
+    out = W.write_request(request.replace(messages=(message.replace(content=content),)), original)
+    parts = out["contents"][0]["parts"]
+    assert parts == [{"text": "b", "thoughtSignature": "c2ln"}, image, {"text": "c"}]
+    assert parts[1] is image
 
 
 def test_images_are_written_as_inline_or_file_data() -> None:
@@ -465,8 +616,9 @@ def two_texts() -> dict[str, Any]:
     }
 
 
-def gemini_client(data: dict[str, Any], hooks: list[Any]) -> Any:
-    """A google-genai client (wrapped with `hooks`) whose API answers `data`."""
+def gemini_client(data: dict[str, Any], hooks: list[Any], seen: list[Any] | None = None) -> Any:
+    """A google-genai client (wrapped with `hooks`) whose API answers `data`, putting the
+    JSON of each request it gets in `seen`."""
     from google import genai
 
     try:  # what the SDK is built on: httpx2, or httpx for older releases
@@ -475,6 +627,8 @@ def gemini_client(data: dict[str, Any], hooks: list[Any]) -> Any:
         import httpx as module
 
     def answer(request: Any) -> Any:
+        if seen is not None:
+            seen.append(json.loads(request.content))
         return module.Response(200, json=data)
 
     args = {"transport": module.MockTransport(answer)}
@@ -661,3 +815,44 @@ def test_split_gives_one_object_per_thing_its_parts_hold() -> None:
     assert W.split(event({"text": "He"}, {"text": "llo"})) is None
     assert W.split(event({"text": "Hi"})) is None
     assert W.chunks(source) == chunks
+
+
+def test_a_history_a_hook_redacts_keeps_its_signatures_through_the_sdk() -> None:
+    """Gemini 3 wants the signatures of earlier turns back: a `before_model` hook that
+    redacts a model turn of an agent's history keeps its thought, signatures and call."""
+
+    @hw.before_model
+    def redact(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(messages=redacted(request))
+
+    seen: list[Any] = []
+    client = gemini_client(reply(), [redact], seen)
+    history = [
+        types.Content(role="user", parts=[types.Part(text="card 4111?")]),
+        types.Content(
+            role="model",
+            parts=[
+                types.Part(text="hmm", thought=True),
+                types.Part(text="Card 4111. ", thought_signature=b"sig1"),
+                types.Part(
+                    function_call=types.FunctionCall(name="log", args={"n": 1}),
+                    thought_signature=b"sig2",
+                ),
+            ],
+        ),
+        types.Content(
+            role="user",
+            parts=[types.Part.from_function_response(name="log", response={"result": "ok"})],
+        ),
+    ]
+    client.models.generate_content(model="gemini-2.0-flash", contents=history)
+    (sent,) = seen
+    assert sent["contents"][0]["parts"] == [{"text": "card [card]?"}]
+    assert sent["contents"][1]["parts"] == [
+        {"text": "hmm", "thought": True},
+        {"text": "Card [card]. ", "thoughtSignature": "c2lnMQ=="},
+        {"functionCall": {"name": "log", "args": {"n": 1}}, "thoughtSignature": "c2lnMg=="},
+    ]
+    assert sent["contents"][2]["parts"] == [
+        {"functionResponse": {"name": "log", "response": {"result": "ok"}}}
+    ]

@@ -12,7 +12,9 @@ Mapping rules (each also stated where it is applied):
 * A `user` content is one user message, except that each `functionResponse` part is a
   `tool` message; a `model` content is one assistant message (thought parts are not in the
   neutral view). A content whose messages come back unchanged is written back as the very
-  same dict, so parts the neutral view leaves out survive.
+  same dict, so parts the neutral view leaves out survive. A changed message is written
+  into the parts of the original message it stands for (paired as `_pairs` says): each
+  part keeps its place and keys (a `thoughtSignature`), thoughts and other parts stay.
 * Function calls without an `id` get `gemini-<name>-<hash of the arguments>`, the same
   wherever the call appears (a response, a stream, the next request's history); such ids
   are never written back. A `functionResponse` without an id takes the id of the pending
@@ -32,8 +34,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from difflib import SequenceMatcher
+from typing import Any, NamedTuple, TypeVar, cast
 
 from .._types import (
     Chunk,
@@ -178,6 +181,10 @@ def _function_call(part: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return cast("Mapping[str, Any]", found) if isinstance(found, Mapping) else None
 
 
+def _function_response(part: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _map(_get(part, "functionResponse", "function_response"))
+
+
 def _tool_call(part: Mapping[str, Any], fc: Mapping[str, Any]) -> ToolCall:
     name = str(fc.get("name", ""))
     args = dict(_map(fc.get("args")))
@@ -185,16 +192,22 @@ def _tool_call(part: Mapping[str, Any], fc: Mapping[str, Any]) -> ToolCall:
     return ToolCall(str(id_) if id_ else call_id(name, args), name, args, raw=part)
 
 
-def _call_part(call: ToolCall) -> dict[str, Any]:
+def _call_part(call: ToolCall, slot: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The part of a function call: its own part when it is unchanged; a changed one is
+    written into `slot`, the call part it replaces, which keeps its other keys (a
+    `thoughtSignature`, as in a stream)."""
     raw = call.raw
     if isinstance(raw, Mapping):
         fc = _function_call(cast("Mapping[str, Any]", raw))
         if fc is not None and _tool_call(raw, fc) == call:  # pyright: ignore[reportUnknownArgumentType]
             return dict(cast("Mapping[str, Any]", raw))  # keeps its thoughtSignature
-    out: dict[str, Any] = {"name": call.name, "args": dict(call.arguments)}
-    if not _is_synthetic(call.id):
+    base = slot or {}
+    out = {**(_function_call(base) or {}), "name": call.name, "args": dict(call.arguments)}
+    if _is_synthetic(call.id):
+        out.pop("id", None)
+    else:
         out["id"] = call.id
-    return {"functionCall": out}
+    return {**{k: v for k, v in base.items() if k != "function_call"}, "functionCall": out}
 
 
 def _assistant(parts: list[Any]) -> Message:
@@ -289,9 +302,19 @@ def _declarations(tool: Mapping[str, Any]) -> list[Any] | None:
 # -- contents <-> messages ----------------------------------------------------------------------
 
 
-def _groups(body: Mapping[str, Any]) -> list[tuple[Any, tuple[Message, ...]]]:
-    """Each content of `body` with the messages it stands for (at least one)."""
-    out: list[tuple[Any, tuple[Message, ...]]] = []
+class _Group(NamedTuple):
+    """A content of the body and the messages it stands for (at least one)."""
+
+    content: Any
+    messages: tuple[Message, ...]
+    # where each message's parts end: every part belongs to one message (a part the neutral
+    # view leaves out to the message read with or after it, or at the end to the last one)
+    ends: tuple[int, ...]
+
+
+def _groups(body: Mapping[str, Any]) -> list[_Group]:
+    """Each content of `body` with the messages it stands for."""
+    out: list[_Group] = []
     pending: dict[str, list[str]] = {}  # name -> ids of the last model turn's calls
     for content in _list(body.get("contents")):
         data = _map(content)
@@ -301,19 +324,21 @@ def _groups(body: Mapping[str, Any]) -> list[tuple[Any, tuple[Message, ...]]]:
             pending = {}
             for call in message.tool_calls:
                 pending.setdefault(call.name, []).append(call.id)
-            out.append((content, (message,)))
+            out.append(_Group(content, (message,), (len(parts),)))
             continue
         messages: list[Message] = []
+        ends: list[int] = []
         buffer: list[Part] = []
-        for item in parts:
+        for k, item in enumerate(parts):
             part = _map(item)
             if len(part) == 1 and (text := part.get("text")).__class__ is str:  # plain text
                 buffer.append(new_text_part(text))
                 continue
-            fr = _map(_get(part, "functionResponse", "function_response"))
+            fr = _function_response(part)
             if fr:
                 if buffer:
                     messages.append(new_message("user", _content(buffer, False)))
+                    ends.append(k)
                     buffer = []
                 name = str(fr.get("name", ""))
                 ids = pending.get(name)
@@ -321,13 +346,17 @@ def _groups(body: Mapping[str, Any]) -> list[tuple[Any, tuple[Message, ...]]]:
                 messages.append(
                     Message("tool", _tool_content(fr.get("response")), (), str(id_), name)
                 )
+                ends.append(k + 1)
                 continue
             found = _neutral_part(part)
             if found is not None:
                 buffer.append(found)
         if buffer or not messages:
             messages.append(new_message("user", _content(buffer, False)))
-        out.append((content, tuple(messages)))
+            ends.append(len(parts))
+        else:
+            ends[-1] = len(parts)
+        out.append(_Group(content, tuple(messages), tuple(ends)))
     return out
 
 
@@ -349,74 +378,145 @@ def _parts_of(content: str | tuple[Part, ...]) -> list[dict[str, Any]]:
     return [_wire_part(p) for p in content]
 
 
-def _rebuild(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """New contents for messages not taken over from the body; consecutive tool results
-    share one content, as Gemini wants a turn's function responses together."""
-    contents: list[dict[str, Any]] = []
+_T = TypeVar("_T")
+
+
+def _pairs(
+    old: Sequence[_T], new: Sequence[_T], shape: Callable[[_T], Hashable]
+) -> list[int | None]:
+    """For each new item, the index of the old one it stands for (None: it is new). Equal
+    items pair first, in order; in a run of changed ones, items of the same shape (a
+    message's role, a part's kind) pair in order, so that an item a hook inserted or removed
+    next to a changed one takes nothing of another."""
+    found: list[int | None] = [None] * len(new)
+    exact = SequenceMatcher(None, [repr(x) for x in old], [repr(x) for x in new], autojunk=False)
+    for tag, i1, i2, j1, j2 in exact.get_opcodes():
+        if tag == "equal":
+            found[j1:j2] = range(i1, i2)
+        elif tag == "replace":
+            olds, news = [shape(x) for x in old[i1:i2]], [shape(x) for x in new[j1:j2]]
+            alike = SequenceMatcher(None, olds, news, autojunk=False)
+            for a, b, size in alike.get_matching_blocks():
+                found[j1 + b : j1 + b + size] = range(i1 + a, i1 + a + size)
+    return found
+
+
+def _shape(message: Message) -> Hashable:
+    """What a hook that edits a message usually leaves: its role, its tool, whether its
+    content is a text, parts or parts with images, and the names of its calls."""
+    content = message.content
+    kind = "text" if isinstance(content, str) else "parts"
+    if kind == "parts" and any(isinstance(p, ImagePart) for p in content):
+        kind = "images"
+    return (message.role, message.name, kind, tuple(c.name for c in message.tool_calls))
+
+
+def _result_part(
+    message: Message, names: Mapping[str, str], slot: Mapping[str, Any], was: Message | None
+) -> dict[str, Any]:
+    """The `functionResponse` part of a tool result, written into `slot` (the part it was
+    read from, keeping its other keys; `{}` for a new result)."""
+    fr = dict(_function_response(slot))
+    fr["name"] = message.name or names.get(message.tool_call_id or "", "")
+    if was is None or message.text != was.text:  # the same text: the very same response
+        fr["response"] = _tool_response(message.text)
+    if _is_synthetic(message.tool_call_id):
+        fr.pop("id", None)
+    else:
+        fr["id"] = message.tool_call_id
+    rest = {k: v for k, v in slot.items() if k != "function_response"}
+    return {**rest, "functionResponse": fr}
+
+
+def _rebuild(messages: Sequence[Message], near: Sequence[tuple[_Group, int]]) -> list[Any]:
+    """Contents for messages not taken over whole from the body. `near` are the original
+    messages they may stand for (a group and a message's index in it); one a message pairs
+    with (`_pairs`) gives its parts: kept when the message is unchanged, written into
+    (`_merge`, `_result_part`) when it changed, so that thoughts, signatures and the parts
+    the neutral view leaves out stay. Consecutive tool results share one content, as Gemini
+    wants a turn's function responses together."""
+    olds = [group.messages[t] for group, t in near]
+    contents: list[Any] = []
     names: dict[str, str] = {}
-    results: list[dict[str, Any]] | None = None  # the parts of the open tool-results content
-    for m in messages:
+    results: list[Any] | None = None  # the parts of the open tool-results content
+    for m, i in zip(messages, _pairs(olds, messages, _shape), strict=True):
+        was = olds[i] if i is not None else None
+        base: Mapping[str, Any] = {}  # the original content's keys
+        old: list[Any] = []  # the original parts
+        if i is not None:
+            group, t = near[i]
+            base = _map(group.content)
+            old = _list(base.get("parts"))[group.ends[t - 1] if t else 0 : group.ends[t]]
         if m.role == "tool":
-            fr: dict[str, Any] = {
-                "name": m.name or names.get(m.tool_call_id or "", ""),
-                "response": _tool_response(m.text),
-            }
-            if not _is_synthetic(m.tool_call_id):
-                fr["id"] = m.tool_call_id
             if results is None:
                 results = []
                 contents.append({"role": "user", "parts": results})
-            results.append({"functionResponse": fr})
+            if m == was:
+                results += old
+            elif was is None:
+                results.append(_result_part(m, names, {}, None))
+            else:  # `old` holds one function response, and parts it leaves out
+                results += [
+                    _result_part(m, names, p, was) if _function_response(p := _map(item)) else item
+                    for item in old
+                ]
             continue
         results = None
-        if m.role == "assistant":
-            parts = _parts_of(m.content) if m.content else []
-            for call in m.tool_calls:
-                names[call.id] = call.name
-                parts.append(_call_part(call))
-            contents.append({"role": "model", "parts": parts})
+        names.update((c.id, c.name) for c in m.tool_calls)
+        if m == was:
+            parts = old
+        elif was is not None or m.role == "assistant":
+            parts = _merge(old, m.content, m.tool_calls)
         else:
-            contents.append({"role": "user", "parts": _parts_of(m.content)})
+            parts = _parts_of(m.content)
+        role = "model" if m.role == "assistant" else "user"
+        contents.append({"role": role, **base, "parts": parts})
     return contents
 
 
-def _match(
-    messages: Sequence[Message], i: int, groups: list[tuple[Any, tuple[Message, ...]]], j: int
-) -> bool:
-    group = groups[j][1]
-    return tuple(messages[i : i + len(group)]) == group
+def _match(messages: Sequence[Message], i: int, group: _Group) -> bool:
+    return tuple(messages[i : i + len(group.messages)]) == group.messages
 
 
-def _write_contents(
-    messages: Sequence[Message], groups: list[tuple[Any, tuple[Message, ...]]]
-) -> list[Any]:
-    """Contents for `messages`: an original content wherever its messages are unchanged."""
-    out: list[Any] = []
-    fresh: list[Message] = []
+def _write_contents(messages: Sequence[Message], groups: list[_Group]) -> list[Any]:
+    """Contents for `messages`: an original content wherever its messages are unchanged (an
+    anchor); the other messages are written with the original ones between the same two
+    anchors (`_rebuild`), each original to one run."""
+    runs: list[list[Message]] = [[]]  # runs[k]: the messages before anchors[k] (or at the end)
+    anchors: list[int] = []
     used = [False] * len(groups)
     nxt = 0  # the group most likely to come next: messages mostly keep their order
     i = 0
     while i < len(messages):
-        if nxt < len(groups) and not used[nxt] and _match(messages, i, groups, nxt):
+        if nxt < len(groups) and not used[nxt] and _match(messages, i, groups[nxt]):
             found = nxt
         else:
             found = next(
-                (j for j in range(len(groups)) if not used[j] and _match(messages, i, groups, j)),
+                (j for j in range(len(groups)) if not used[j] and _match(messages, i, groups[j])),
                 -1,
             )
         if found < 0:
-            fresh.append(messages[i])
+            runs[-1].append(messages[i])
             i += 1
             continue
-        if fresh:
-            out.extend(_rebuild(fresh))
-            fresh = []
         used[found] = True
-        out.append(groups[found][0])
-        i += len(groups[found][1])
+        anchors.append(found)
+        runs.append([])
+        i += len(groups[found].messages)
         nxt = found + 1
-    if fresh:
-        out.extend(_rebuild(fresh))
+    out: list[Any] = []
+    for k, run in enumerate(runs):
+        if run:
+            start = anchors[k - 1] + 1 if k else 0
+            stop = anchors[k] if k < len(anchors) else len(groups)
+            near: list[tuple[_Group, int]] = []
+            for j in range(start, stop):  # the original messages between the same anchors
+                if not used[j]:
+                    used[j] = True
+                    near += [(groups[j], t) for t in range(len(groups[j].messages))]
+            out += _rebuild(run, near)
+        if k < len(anchors):
+            out.append(groups[anchors[k]].content)
     return out
 
 
@@ -428,51 +528,80 @@ def _candidate(data: Mapping[str, Any]) -> Mapping[str, Any]:
     return _map(candidates[0]) if candidates else {}
 
 
-def _response_parts(message: Message, original: list[Any]) -> list[Any]:
-    """Parts for a changed answer, each where the original had it: thoughts and the parts
-    the neutral view leaves out stay as they were; a text goes into the text parts, split
-    across them where there were several (`split_text`), each keeping its keys (a
-    `thoughtSignature`) as a stream's deltas do; calls go into the function call parts in
-    order, more of them last. Content given as parts, or a text where there was none, takes
-    the place of the first text part or call. A text part left empty goes, unless it
-    carries more than its text (a signature: Gemini itself sends such parts)."""
-    content = message.content
-    slots = [p for p in map(_map, original) if _is_text(p)]
-    texts: list[str] = []
-    fresh: list[dict[str, Any]] = []
-    if isinstance(content, str) and slots:
-        texts = split_text([p["text"] for p in slots], content)
-    elif content:
-        fresh = _parts_of(content)
-    pieces = iter(texts)
-    calls = iter(message.tool_calls)
+_DATA_KEYS = frozenset({"text", "inlineData", "inline_data", "fileData", "file_data"})
+
+
+def _merge(
+    original: Sequence[Any], content: str | tuple[Part, ...], calls: Sequence[ToolCall]
+) -> list[Any]:
+    """`original`, the parts a message was read from, carrying its new `content` and `calls`,
+    each where the original had it. Thoughts and the parts the neutral view leaves out stay
+    as they were. A text goes into the text parts, split across them where there were
+    several (`split_text`), each keeping its keys (a `thoughtSignature`) as a stream's
+    deltas do; a text part left empty goes, unless it carries more than its text (a
+    signature: Gemini itself sends such parts). Content given as parts pairs with the text
+    and data parts (`_pairs`): an unchanged part stays as it was, a changed one takes the
+    keys of the one it replaces, a new one follows the part before it. Calls go into the
+    function call parts in order (`_call_part`), more of them last. What has no part to go
+    to (a text where there was none) takes the place of the first text, data or call part."""
+    slots: list[tuple[int, Part]] = []  # the text and data parts: index, neutral form
+    for k, item in enumerate(original):
+        part = _map(item)
+        if _function_call(part) is None and not part.get("thought"):
+            found = _neutral_part(part)
+            if found is not None:
+                slots.append((k, found))
+    at: dict[int, list[Any]] = {}  # index of a slot -> what is written in its place
+    loose: list[Any] = []
+    if isinstance(content, str):
+        texts = [(k, p.text) for k, p in slots if isinstance(p, TextPart)]
+        if texts:
+            pieces = split_text([text for _, text in texts], content)
+            for (k, before), text in zip(texts, pieces, strict=True):
+                part = _map(original[k])
+                if text == before:
+                    at[k] = [original[k]]
+                elif text or len(part) > 1:
+                    at[k] = [{**part, "text": text}]
+        elif content:
+            loose = [{"text": content}]
+    else:
+        anchor = -1
+        for new, i in zip(content, _pairs([p for _, p in slots], content, type), strict=True):
+            if i is None:
+                written: Any = _wire_part(new)
+            else:
+                anchor, old = slots[i]
+                written = original[anchor] if new == old else _rewritten(original[anchor], new)
+            (at.setdefault(anchor, []) if anchor >= 0 else loose).append(written)
+    pending = iter(calls)
+    slotted = {k for k, _ in slots}
     parts: list[Any] = []
-    for item in original:
+    for k, item in enumerate(original):
         part = _map(item)
         is_call = _function_call(part) is not None
-        if not is_call and (part.get("thought") or _neutral_part(part) is None):
+        if not is_call and k not in slotted:
             parts.append(item)
             continue
-        parts += fresh
-        fresh = []
+        parts += loose
+        loose = []
         if is_call:
-            call = next(calls, None)
+            call = next(pending, None)
             if call is not None:
-                parts.append(_call_part(call))
-        elif texts and _is_text(part):
-            text = next(pieces)
-            if text == part["text"]:
-                parts.append(item)
-            elif text or len(part) > 1:
-                parts.append({**part, "text": text})
-    parts += fresh
-    parts.extend(_call_part(c) for c in calls)
+                parts.append(_call_part(call, part))
+        else:
+            parts += at.get(k, ())
+    parts += loose
+    parts.extend(_call_part(c) for c in pending)
     return parts
 
 
-def _is_text(part: Mapping[str, Any]) -> bool:
-    """Whether a part is text of the answer (not a thought)."""
-    return isinstance(part.get("text"), str) and not part.get("thought")
+def _rewritten(item: Any, new: Part) -> dict[str, Any]:
+    """`new` in the place of part `item`, which keeps the keys that describe it."""
+    wire = _wire_part(new)
+    out = {k: v for k, v in _map(item).items() if k not in _DATA_KEYS or k in wire}
+    out.update(wire)
+    return out
 
 
 def _with_candidate(data: Mapping[str, Any], candidate: Mapping[str, Any]) -> dict[str, Any]:
@@ -540,8 +669,8 @@ class GeminiWire(Wire):
         system = _system(body)
         if system is not None:
             messages.append(system)
-        for _, group in _groups(body):
-            messages.extend(group)
+        for group in _groups(body):
+            messages.extend(group.messages)
         tools = body.get("tools")
         specs = (
             [_spec(_map(d)) for t in _list(tools) for d in _declarations(_map(t)) or ()]
@@ -651,7 +780,9 @@ class GeminiWire(Wire):
                     {
                         "content": {
                             "role": "model",
-                            "parts": _response_parts(response.message, []),
+                            "parts": _merge(
+                                [], response.message.content, response.message.tool_calls
+                            ),
                         },
                         "finishReason": _finish_reason(response.finish_reason) or "STOP",
                         "index": 0,
@@ -668,7 +799,8 @@ class GeminiWire(Wire):
         candidate = dict(_candidate(data))
         if response.message != view.message:
             content = _map(candidate.get("content"))
-            parts = _response_parts(response.message, _list(content.get("parts")))
+            message = response.message
+            parts = _merge(_list(content.get("parts")), message.content, message.tool_calls)
             candidate["content"] = {"role": "model", **content, "parts": parts}
         if response.finish_reason != view.finish_reason:
             candidate.pop("finish_reason", None)
