@@ -51,19 +51,25 @@ def test_copying_a_wrapped_function_gives_it_back_as_for_a_function() -> None:
     assert copy.deepcopy({"model": chat})["model"] is chat
 
 
-@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+@pytest.mark.parametrize("sdk", ["openai", "anthropic", "google.genai"])
 def test_a_copy_of_a_wrapped_client_is_a_client_with_the_same_hooks(sdk: str) -> None:
     module = pytest.importorskip(sdk)
     seen.clear()
     provider = FakeProvider(["ok"])
-    wrapped = hw.wrap(getattr(provider, sdk)(), use=[note])
-    twin = copy.copy(wrapped)
-    assert twin is not wrapped
-    assert isinstance(twin, module.OpenAI if sdk == "openai" else module.Anthropic)
-    if sdk == "openai":
-        twin.chat.completions.create(model="m", messages=USER)
+    if sdk == "google.genai":
+        wrapped = hw.wrap(provider.genai(), use=[note])
+        twin = copy.copy(wrapped)
+        assert isinstance(twin, module.Client)
+        twin.models.generate_content(model="m", contents="hi")
     else:
-        twin.messages.create(model="m", max_tokens=9, messages=USER)
+        wrapped = hw.wrap(getattr(provider, sdk)(), use=[note])
+        twin = copy.copy(wrapped)
+        assert isinstance(twin, module.OpenAI if sdk == "openai" else module.Anthropic)
+        if sdk == "openai":
+            twin.chat.completions.create(model="m", messages=USER)
+        else:
+            twin.messages.create(model="m", max_tokens=9, messages=USER)
+    assert twin is not wrapped
     assert seen == ["hi"]
 
 

@@ -14,6 +14,7 @@ client at once. Nothing imports `google.genai` until a client is wrapped or the 
 
 from __future__ import annotations
 
+import copy
 import functools
 import importlib
 import inspect
@@ -536,6 +537,11 @@ class GeminiAsyncClient(wrapt.ObjectProxy[Any]):
         await self.__wrapped__.__aenter__()
         return self
 
+    def __copy__(self) -> Any:
+        # as the SDK's own copy shares the API client, the copy shares the hooked one
+        aio = copy.copy(self.__wrapped__)
+        return GeminiAsyncClient(aio, self._self_api, self._self_chain)
+
     def __repr__(self) -> str:
         return f"<hookwrap client {self.__wrapped__!r}>"
 
@@ -570,6 +576,10 @@ class GeminiClient(wrapt.ObjectProxy[Any]):
     def __enter__(self) -> Any:
         self.__wrapped__.__enter__()
         return self
+
+    def __copy__(self) -> Any:
+        # as the SDK's own copy shares the API client, the copy shares the hooked one
+        return GeminiClient(copy.copy(self.__wrapped__), self._self_api, self._self_chain)
 
     def __repr__(self) -> str:
         return f"<hookwrap client {self.__wrapped__!r}>"
