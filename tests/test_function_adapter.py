@@ -487,3 +487,29 @@ def test_an_answer_inside_a_run_is_seen_for_its_usage() -> None:
         wrapped("one")
         wrapped("two")
     assert finished == [hw.Usage(6, 4, 10)]
+
+
+def test_what_a_partial_binds_is_given_hooks_see_and_change_it() -> None:
+    import functools
+
+    def llm(messages: list[dict[str, str]], model: str = "default", temperature: float = 0) -> str:
+        return f"{model}/{temperature}"
+
+    seen: list[tuple[str | None, dict[str, Any]]] = []
+
+    @hw.before_model
+    def cooler(request: hw.ModelRequest) -> hw.ModelRequest:
+        seen.append((request.model, dict(request.options)))
+        return request.replace(model="gpt-y", options={**request.options, "temperature": 0.1})
+
+    chat = hw.model(functools.partial(llm, model="gpt-x", temperature=0.9), use=[cooler])
+    assert chat([{"role": "user", "content": "hi"}]) == "gpt-y/0.1"
+    assert seen == [("gpt-x", {"temperature": 0.9})]
+
+    @hw.before_model
+    def remove(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(options={})
+
+    bound = hw.model(functools.partial(llm, temperature=0.9), use=[remove])
+    with pytest.raises(TypeError, match=r"removed option 'temperature', which .* binds"):
+        bound([{"role": "user", "content": "hi"}])

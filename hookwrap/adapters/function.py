@@ -6,6 +6,7 @@ called with the request itself and may return a `ModelResponse`, `Message` or `s
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
@@ -54,6 +55,7 @@ class FunctionAdapter(Adapter):
 
     __slots__ = (
         "accepts",
+        "bound",
         "default",
         "fn",
         "form",
@@ -84,6 +86,10 @@ class FunctionAdapter(Adapter):
             for f in (fn, type(fn).__call__ if callable(fn) else None)
         )
         self.accepts = frozenset(p.name for p in params)
+        # what a `functools.partial` passes by keyword is given as much as what the caller
+        # passes: hooks see it (the model, options) and may change it
+        partial = isinstance(fn, functools.partial)
+        self.bound: dict[str, Any] = dict(cast(Any, fn).keywords) if partial else {}
         self.var_kw = any(p.kind is p.VAR_KEYWORD for p in params)
         self.form: Form
         names = ("messages", "prompt") if argument is None else (argument,)
@@ -149,11 +155,11 @@ class FunctionAdapter(Adapter):
             if i != self.index and not (i == 0 and name in ("self", "cls"))
         }
 
-    def _model(self, call: Call) -> Any:
+    def _model(self, call: Call, kwargs: Mapping[str, Any]) -> Any:
         args = call.args
         if len(args) > self.model_index:
             return args[self.model_index]
-        return call.kwargs.get("model")
+        return kwargs.get("model")
 
     def request(self, call: Call) -> ModelRequest:
         if self.other is not None and (given := self._given(call)) is not self:
@@ -180,11 +186,11 @@ class FunctionAdapter(Adapter):
             else:
                 value = tuple(cast("list[Any]", value))  # as called, whatever the target appends
             # messages and options are read when a hook first looks at them
-            kwargs = call.kwargs
+            kwargs = {**self.bound, **call.kwargs} if self.bound else call.kwargs
             if len(args) > 1:  # options given by position are options too
                 kwargs = {**self._by_position(args), **kwargs}
             if kwargs or len(args) > self.model_index:
-                model = self._model(call)
+                model = self._model(call, kwargs)
                 request = deferred_request(
                     model if isinstance(model, str) else None,
                     bool(kwargs.get("stream", self.streams)),
@@ -277,6 +283,12 @@ class FunctionAdapter(Adapter):
                         "position with no default"
                     )
                 given[at[key]] = default
+            elif key in self.bound:
+                raise TypeError(
+                    f"a hook removed option {key!r}, which {describe(self.fn)} binds (a "
+                    "functools.partial passes it whatever the call says); give it another "
+                    "value instead"
+                )
             else:
                 kwargs.pop(key, None)
         for key, item in options.items():
