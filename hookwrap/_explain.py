@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import sys
 from typing import Any, Literal
@@ -38,7 +39,11 @@ _TOOL_STAGES = frozenset((*TOOL_KINDS, *RUN_KINDS))
 def _is_tool(target: Any) -> bool:
     from ._engine import ToolEngine
 
-    return isinstance(getattr(target, "_self_engine", None), ToolEngine)
+    # a tool method read from an instance (`Bot().look`) keeps no engine of its own, only
+    # its tool's runner: the engine's method
+    runner = getattr(target, "_self_runner", None)
+    engine = getattr(target, "_self_engine", getattr(runner, "__self__", None))
+    return isinstance(engine, ToolEngine)
 
 
 def layers(target: Any) -> list[Chain]:
@@ -73,25 +78,60 @@ def _client_layers(member: Any) -> list[Chain]:
     return []
 
 
+# the stages of one layer on the way in, up to where it calls its target, and on the way out
+_IN = ("on_start", "before_agent", "on_iteration", "before_model", "wrap_model")
+_IN_TOOL = ("before_tool", "wrap_tool")
+_OUT = ("on_chunk", "on_usage", "after_model", "after_tool", "after_agent")
+
+
+# `hw.patch` keys -> the SDK's name as `explain` shows it
+_SDK_NAMES = {"google": "google-genai"}
+
+
+def _patched(target: Any) -> list[Chain]:
+    """The layer `hw.patch` put on the SDK `target` (a client, resource or method, wrapped
+    or not) belongs to, if patched: the SDK's own request method runs it, so it is the
+    innermost layer. Its hooks' origins name the patch."""
+    patch = sys.modules.get("hookwrap._patch")  # not imported: nothing patched
+    if patch is None:
+        return []
+    seen = target
+    while isinstance(getattr(seen, "_self_chain", None), Chain):  # down to the SDK's object
+        seen = getattr(seen, "__wrapped__", None)
+    owner = seen.__self__ if inspect.ismethod(seen) else seen
+    sdk: str | None = patch.PATCH_NAMES.get(type(owner).__module__.partition(".")[0])
+    chain: Chain | None = None if sdk is None else patch.patched_chain(sdk)
+    if sdk is None or chain is None:
+        return []
+    where = f"via hw.patch({_SDK_NAMES.get(sdk, sdk)!r})"
+    return [Chain(_relabelled(hook, f"{hook.origin} {where}") for hook in chain.hooks)]
+
+
+def _relabelled(hook: Hook, origin: str) -> Hook:
+    """`hook` with another origin, to be shown (never run)."""
+    return Hook(
+        hook.target,
+        hook.spec,
+        hook.priority,
+        origin,
+        hook.continue_on_error,
+        hook.continue_on_response,
+    )
+
+
 def _rows(chains: list[Chain]) -> list[tuple[str, int, Hook, int]]:
     """Every hook of every layer, in the order a call runs them.
 
-    A wrapper's whole target, inner layers included, runs where its `wrap_*` onion calls
-    in: outer layers go first on the way in and last on the way out.
+    A wrapper's whole target, inner layers included (their `on_start` hooks too), runs
+    where its `wrap_*` onion calls in: outer layers go first on the way in and last on the
+    way out.
     """
     layers = list(enumerate(chains))
-    outward = layers[::-1]
     plan: list[tuple[str, list[tuple[int, Chain]]]] = []
-    for kinds, way in (
-        (("on_start", "before_agent", "on_iteration"), layers),
-        (("before_model", "wrap_model"), layers),
-        (("on_chunk", "on_usage", "after_model"), outward),
-        (("before_tool", "wrap_tool"), layers),
-        (("after_tool",), outward),
-        (("after_agent",), outward),
-    ):
-        for depth, chain in way:
-            plan.extend((kind, [(depth, chain)]) for kind in kinds)
+    for depth, chain in layers:
+        plan.extend((kind, [(depth, chain)]) for kind in (*_IN, *_IN_TOOL))
+    for depth, chain in layers[::-1]:
+        plan.extend((kind, [(depth, chain)]) for kind in _OUT)
     plan.extend((kind, layers) for kind in ("on_finish", "on_error", "on_abort"))
     rows: list[tuple[str, int, Hook, int]] = []
     steps: dict[str, int] = {}
@@ -110,11 +150,14 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
 
     Columns: stage, step, hook, priority, origin (and layer, when wrapped more than once).
     """
+    tool = _is_tool(target)
     chains = layers(target)
+    if not tool:
+        chains += _patched(target)
     if not chains:
         raise TypeError(f"hw.explain expects a target wrapped by hookwrap (got {target!r})")
     # a middleware may carry hooks for stages this target never has: those are not shown
-    runs = _TOOL_STAGES if _is_tool(target) else _MODEL_STAGES
+    runs = _TOOL_STAGES if tool else _MODEL_STAGES
     rows = [row for row in _rows(chains) if row[0] in runs]
     if format == "mermaid":
         return _mermaid(rows, len(chains))
@@ -171,15 +214,13 @@ def _mermaid(rows: list[tuple[str, int, Hook, int]], layers: int) -> str:
     outward = [row for row in rows if row[0] in _OUTWARD]
     tool = any("tool" in row[0] for row in (*inward, *outward))
     target = "tool" if tool else "model"
-    for kind, _step, hook, depth in rows:
-        if kind in _OPENING:
-            add(kind, depth, hook)
-    for kind, _step, hook, depth in inward:
+    going_in = [row for row in rows if row[0] in _OPENING or row[0] in _INWARD]
+    for kind, _step, hook, depth in going_in:  # in the order they run, layer by layer
         add(kind, depth, hook)
     if inward or outward:
         wrap = f"wrap_{target}"
-        if inward and inward[-1][0] == wrap:  # in the innermost onion, or a box of its own
-            steps.append((wrap, inward[-1][3], target, "()"))
+        if going_in and going_in[-1][0] == wrap:  # in the innermost onion, or a box of its own
+            steps.append((wrap, going_in[-1][3], target, "()"))
         else:
             steps.append(("call", 0, target, "()"))
         for depth in reversed(range(layers)):  # back out, the innermost layer first
@@ -225,7 +266,22 @@ def _label(hook: Hook) -> str:
     return f"{hook.spec.name} (priority {hook.priority}, {hook.origin})"
 
 
+# Mermaid reads `#name;` in a label as an HTML entity and renders labels as HTML, and a
+# backtick opens a Markdown string: these characters are written as entity codes, so that
+# every name shows as written (`make.<locals>.hook`, `<lambda>`, a middleware's `name`)
+_ESCAPES = str.maketrans(
+    {
+        "#": "#35;",
+        '"': "#quot;",
+        "&": "#amp;",
+        "<": "#lt;",
+        ">": "#gt;",
+        "`": "#96;",
+    }
+)
+
+
 def _node(out: list[str], n: int, label: str, shape: str = "[]") -> str:
-    text = label.replace('"', "'")
+    text = label.translate(_ESCAPES)
     out.append(f'        n{n}{shape[0]}"{text}"{shape[1]}')
     return f"n{n}"

@@ -3,6 +3,7 @@ priorities and origins, or the same as a Mermaid diagram; it agrees with what re
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable, Generator
 from typing import Any
@@ -384,3 +385,141 @@ def test_a_member_of_a_wrapped_client_shows_the_clients_layers_too(sdk: str) -> 
     table = hw.explain(hw.wrap(member, use=[members]))
     rows = [line.split()[:3] for line in table.splitlines()[2:]]
     assert rows == [["before_model", "1", "clients"], ["after_model", "1", "members"]]
+
+
+def test_a_client_of_a_patched_sdk_shows_the_patch_as_its_innermost_layer() -> None:
+    """`hw.patch`'s hooks run inside those of `hw.wrap`, at the SDK's own request: the table
+    lists them there, their origin naming the patch; an unwrapped client of the patched
+    SDK explains as that one layer."""
+    pytest.importorskip("openai")
+    from hookwrap.testing import FakeProvider
+
+    log: Log = []
+    hw.patch(
+        "openai",
+        use=[
+            recorder(log, "before_model", "patch_before"),
+            recorder(log, "wrap_model", "patch_wrap"),
+            recorder(log, "after_model", "patch_after"),
+        ],
+    )
+    try:
+        client = FakeProvider().openai()
+        wrapped = hw.wrap(
+            client,
+            use=[
+                recorder(log, "before_model", "wrap_before"),
+                recorder(log, "after_model", "wrap_after"),
+            ],
+        )
+        wrapped.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+        assert log == ["wrap_before", "patch_before", "patch_wrap", "patch_after", "wrap_after"]
+        lines = hook_lines(hw.explain(wrapped), log)
+        assert [name for name, _ in lines] == log
+        for name, tokens in lines:
+            assert ("hw.patch('openai')" in tokens) == name.startswith("patch_"), tokens
+        alone = [name for name, _ in hook_lines(hw.explain(client), log)]
+        assert alone == ["patch_before", "patch_wrap", "patch_after"]
+    finally:
+        hw.unpatch("openai")
+    with pytest.raises(TypeError, match="wrapped by hookwrap"):
+        hw.explain(client)
+
+
+def test_a_tool_method_read_from_an_instance_explains_as_read_from_its_class() -> None:
+    @hw.before_tool(name="check_city")
+    def check_city(call: hw.ToolCall) -> None:
+        return None
+
+    class Bot:
+        @hw.tool(use=[check_city])
+        def look(self, city: str) -> str:
+            """Look a city up."""
+            return city
+
+    table = hw.explain(Bot().look)
+    assert "check_city" in table
+    assert table == hw.explain(Bot.look)
+    assert hw.explain(Bot().look, format="mermaid") == hw.explain(Bot.look, format="mermaid")
+
+
+def test_an_inner_layers_on_start_is_listed_where_it_runs() -> None:
+    """The inner layer's run starts inside the outer layer's `wrap_model` onion: its
+    `on_start` hooks come after the outer `before_model` and `wrap_model` hooks."""
+    log: Log = []
+
+    def starter(name: str) -> Any:
+        def start() -> None:
+            log.append(name)
+
+        return hw.on_start(name=name)(start)
+
+    inner = hw.model(
+        llm,
+        use=[
+            starter("inner_start"),
+            recorder(log, "before_model", "inner_before"),
+            recorder(log, "wrap_model", "inner_wrap"),
+            recorder(log, "after_model", "inner_after"),
+        ],
+    )
+    outer = hw.model(
+        inner,
+        use=[
+            starter("outer_start"),
+            recorder(log, "before_model", "outer_before"),
+            recorder(log, "wrap_model", "outer_wrap"),
+            recorder(log, "after_model", "outer_after"),
+        ],
+    )
+    outer("hi")
+    assert log.index("outer_wrap") < log.index("inner_start")
+    assert [name for name, _ in hook_lines(hw.explain(outer), log)] == log
+    path = mermaid_path(hw.explain(outer, format="mermaid"))
+    assert [name for name in path if name in log] == log
+
+
+def mermaid_shown(label: str) -> str:
+    """What Mermaid shows for a quoted node label: `#name;` and `#123;` are its entity
+    codes, and the label is then read as HTML."""
+    assert not set(label) & set('"<>`'), label  # markup, or the end of the label
+    assert re.fullmatch(r"([^#&]|#\w+;|&\w+;)*", label), label  # `#` only in entity codes
+    codes = re.sub(r"#(\w+);", lambda m: f"&#{m[1]};" if m[1].isdigit() else f"&{m[1]};", label)
+    return html.unescape(codes)
+
+
+@pytest.mark.parametrize(
+    "written",
+    [
+        'q"uote',
+        "lt<gt>",
+        "<lambda>",
+        "make.<locals>.inner_hook",
+        "`tick`",
+        "hash#quot;x",
+        "amp&#59;semi",
+        "a&lt;b",
+        "br[ack]et|(p){b}",
+        "<b>bold</b>",
+    ],
+)
+def test_mermaid_labels_show_every_name_as_written(written: str) -> None:
+    """A hook's name and a middleware's (its hooks' origin) show in the diagram as written,
+    whatever Mermaid or HTML would read in them."""
+
+    class Named(hw.Middleware):
+        name = written
+
+        @hw.after_model
+        def seen(self, request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+            return None
+
+    hook = hw.before_model(name=written)(lambda request: None)
+    text = hw.explain(hw.model(llm, use=[hook, Named()]), format="mermaid")
+    labels = re.findall(r'^\s+n\d+[\[(]"(.*)"[\])]$', text, re.MULTILINE)
+    shown = [mermaid_shown(label) for label in labels]
+    assert len(shown) == 3, text
+    assert shown[0].startswith(f"{written} (priority 0, ")
+    assert shown[1] == "model"
+    # the hook's default name, `...<locals>.Named.seen`, shows as written too
+    assert shown[2] == f"{Named.seen.__qualname__} (priority 0, {written})"
