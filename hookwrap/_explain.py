@@ -46,6 +46,14 @@ def _is_tool(target: Any) -> bool:
     return isinstance(engine, ToolEngine)
 
 
+def _agent_chain(target: Any) -> Chain | None:
+    agent = sys.modules.get("hookwrap._agent")
+    if agent is None or not isinstance(target, agent.Agent):
+        return None
+    chain: Chain = target._chain  # pyright: ignore[reportPrivateUsage]
+    return chain
+
+
 def layers(target: Any) -> list[Chain]:
     """Chains from the outermost wrapper in."""
     kept = getattr(target, "_self_layers", None)  # an SDK client keeps its layers together
@@ -79,9 +87,12 @@ def _client_layers(member: Any) -> list[Chain]:
 
 
 # the stages of one layer on the way in, up to where it calls its target, and on the way out
-_IN = ("on_start", "before_agent", "on_iteration", "before_model", "wrap_model")
-_IN_TOOL = ("before_tool", "wrap_tool")
-_OUT = ("on_chunk", "on_usage", "after_model", "after_tool", "after_agent")
+_OPENING_ORDER = ("on_start", "before_agent", "on_iteration")
+_AROUND_TOOL = ((("before_tool", "wrap_tool"), ("after_tool",)),)
+_AROUND_MODEL_THEN_TOOL = (
+    (("before_model", "wrap_model"), ("on_chunk", "on_usage", "after_model")),
+    *_AROUND_TOOL,
+)
 
 
 # `hw.patch` keys -> the SDK's name as `explain` shows it
@@ -119,19 +130,23 @@ def _relabelled(hook: Hook, origin: str) -> Hook:
     )
 
 
-def _rows(chains: list[Chain]) -> list[tuple[str, int, Hook, int]]:
+def _rows(chains: list[Chain], tool: bool = False) -> list[tuple[str, int, Hook, int]]:
     """Every hook of every layer, in the order a call runs them.
 
     A wrapper's whole target, inner layers included (their `on_start` hooks too), runs
     where its `wrap_*` onion calls in: outer layers go first on the way in and last on the
-    way out.
+    way out. An agent's hooks go around its model calls, then around its tool calls.
     """
     layers = list(enumerate(chains))
     plan: list[tuple[str, list[tuple[int, Chain]]]] = []
-    for depth, chain in layers:
-        plan.extend((kind, [(depth, chain)]) for kind in (*_IN, *_IN_TOOL))
-    for depth, chain in layers[::-1]:
-        plan.extend((kind, [(depth, chain)]) for kind in _OUT)
+    opening: tuple[str, ...] = _OPENING_ORDER
+    for inward, outward in _AROUND_TOOL if tool else _AROUND_MODEL_THEN_TOOL:
+        for depth, chain in layers:
+            plan.extend((kind, [(depth, chain)]) for kind in (*opening, *inward))
+        opening = ()
+        for depth, chain in layers[::-1]:
+            plan.extend((kind, [(depth, chain)]) for kind in outward)
+    plan.extend(("after_agent", [(depth, chain)]) for depth, chain in layers[::-1])
     plan.extend((kind, layers) for kind in ("on_finish", "on_error", "on_abort"))
     rows: list[tuple[str, int, Hook, int]] = []
     steps: dict[str, int] = {}
@@ -151,14 +166,20 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
     Columns: stage, step, hook, priority, origin (and layer, when wrapped more than once).
     """
     tool = _is_tool(target)
-    chains = layers(target)
-    if not tool:
-        chains += _patched(target)
+    agent = _agent_chain(target)
+    if agent is not None:  # its hooks run around its run, model calls and tool calls
+        chains, runs = [agent], frozenset(KINDS)
+    else:
+        chains = layers(target)
+        if not tool:
+            chains += _patched(target)
+        # a middleware may carry hooks for stages this target never has: those are not shown
+        runs = _TOOL_STAGES if tool else _MODEL_STAGES
     if not chains:
-        raise TypeError(f"hw.explain expects a target wrapped by hookwrap (got {target!r})")
-    # a middleware may carry hooks for stages this target never has: those are not shown
-    runs = _TOOL_STAGES if tool else _MODEL_STAGES
-    rows = [row for row in _rows(chains) if row[0] in runs]
+        raise TypeError(
+            f"hw.explain expects a target wrapped by hookwrap or an hw.Agent (got {target!r})"
+        )
+    rows = [row for row in _rows(chains, tool) if row[0] in runs]
     if format == "mermaid":
         return _mermaid(rows, len(chains))
     if format != "text":
@@ -195,6 +216,7 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
 _OPENING = frozenset(("on_start", "before_agent", "on_iteration"))
 _INWARD = frozenset(("before_model", "wrap_model", "before_tool", "wrap_tool"))
 _OUTWARD = frozenset(("on_chunk", "on_usage", "after_model", "after_tool"))
+_AROUND = {"model": frozenset(MODEL_KINDS), "tool": frozenset(TOOL_KINDS)}
 _ENDS = {"on_finish": '-->|"finished"|', "on_error": '-.->|"error"|', "on_abort": '-.->|"aborted"|'}
 
 
@@ -210,14 +232,18 @@ def _mermaid(rows: list[tuple[str, int, Hook, int]], layers: int) -> str:
     def add(kind: str, depth: int, hook: Hook) -> None:
         steps.append((kind, depth, _label(hook), "[]"))
 
-    inward = [row for row in rows if row[0] in _INWARD]
-    outward = [row for row in rows if row[0] in _OUTWARD]
-    tool = any("tool" in row[0] for row in (*inward, *outward))
-    target = "tool" if tool else "model"
-    going_in = [row for row in rows if row[0] in _OPENING or row[0] in _INWARD]
-    for kind, _step, hook, depth in going_in:  # in the order they run, layer by layer
-        add(kind, depth, hook)
-    if inward or outward:
+    targets = [t for t in ("model", "tool") if any(row[0] in _AROUND[t] for row in rows)]
+    # an agent's hooks go around its model calls, then its tool calls, a box for each
+    for target in targets or ["model"]:
+        inward = [row for row in rows if row[0] in _INWARD and row[0] in _AROUND[target]]
+        outward = [row for row in rows if row[0] in _OUTWARD and row[0] in _AROUND[target]]
+        going_in = [row for row in rows if row[0] in _OPENING or row in inward]
+        if target == "tool" and len(targets) > 1:
+            going_in = inward  # the opening stages were drawn before the model's
+        for kind, _step, hook, depth in going_in:  # in the order they run, layer by layer
+            add(kind, depth, hook)
+        if not (inward or outward):
+            continue
         wrap = f"wrap_{target}"
         if going_in and going_in[-1][0] == wrap:  # in the innermost onion, or a box of its own
             steps.append((wrap, going_in[-1][3], target, "()"))
@@ -242,9 +268,11 @@ def _mermaid(rows: list[tuple[str, int, Hook, int]], layers: int) -> str:
         used[ident] = used.get(ident, 0) + 1
         if used[ident] > 1:  # an outer layer's onion, going back out
             ident = f"{ident}_{used[ident]}"
-        title = target if kind == "call" else kind if layers == 1 else f"{kind} (layer {depth})"
-        out.append(f'    subgraph {f"{target}_call" if kind == "call" else ident}["{title}"]')
-        for _kind, _depth, label, shape in group:
+        steps_of = list(group)
+        called = steps_of[0][2]  # the model or the tool, in a box of its own
+        title = called if kind == "call" else kind if layers == 1 else f"{kind} (layer {depth})"
+        out.append(f'    subgraph {f"{called}_call" if kind == "call" else ident}["{title}"]')
+        for _kind, _depth, label, shape in steps_of:
             names.append(_node(out, len(names), label, shape))
         out.append("    end")
     edges = [f"    {a} --> {b}" for a, b in itertools.pairwise(names)]

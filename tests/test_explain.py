@@ -523,3 +523,34 @@ def test_mermaid_labels_show_every_name_as_written(written: str) -> None:
     assert shown[1] == "model"
     # the hook's default name, `...<locals>.Named.seen`, shows as written too
     assert shown[2] == f"{Named.seen.__qualname__} (priority 0, {written})"
+
+
+def test_an_agent_shows_its_hooks_around_its_model_calls_then_its_tool_calls() -> None:
+    @hw.before_model
+    def prepare(request: hw.ModelRequest) -> None:
+        return None
+
+    @hw.after_model
+    def look(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        return None
+
+    @hw.before_tool
+    def guard(call: hw.ToolCall) -> None:
+        return None
+
+    @hw.after_tool
+    def audit(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
+        return None
+
+    @hw.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    agent = hw.Agent(lambda request: "hi", tools=[add], use=[audit, guard, look, prepare])
+    stages = [line.split()[0] for line in hw.explain(agent).splitlines()[2:]]
+    assert stages == ["before_model", "after_model", "before_tool", "after_tool"]
+    path = mermaid_path(hw.explain(agent, format="mermaid"))
+    assert [p for p in path if p in ("model", "tool")] == ["model", "tool"]
+    at = {p.rpartition(".")[2]: i for i, p in enumerate(path)}
+    assert at["prepare"] < at["model"] < at["look"] < at["guard"] < at["tool"] < at["audit"]
