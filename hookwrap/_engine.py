@@ -177,6 +177,10 @@ def _tool_calls(chunks: Iterable[Chunk]) -> tuple[ToolCall, ...]:
         index = c.value if c.value.__class__ is int else None
         if c.tool_call_id:
             key = c.tool_call_id
+            # a start of no index with an id seen before is a call of its own: Gemini names
+            # calls that come without an id by their name and arguments, alike for the same
+            if c.kind == "tool_call_start" and index is None and key in calls:
+                key = object()
         elif index is not None and index in started:
             key = started[index]
         elif c.kind == "tool_call_start" or key is None:

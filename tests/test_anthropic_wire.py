@@ -1085,3 +1085,63 @@ def test_law_a_changed_request_reads_back_and_leaves_other_messages_alone(
     assert [_normal(m) for m in W.request(out).messages] == [_normal(m) for m in messages]
     kept = {id(m) for m in out["messages"]}
     assert sum(id(m) not in kept for m in b["messages"]) <= 1
+
+
+def test_a_stop_sequence_stays_anthropics_own_word_when_written_back() -> None:
+    wire = MessagesWire()
+    event = Event(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "stop_sequence", "stop_sequence": "###"},
+            "usage": {"output_tokens": 7},
+        },
+    )
+    chunk = wire.chunk(event)
+    [out] = wire.write_chunk(chunk.replace(usage=hw.Usage(0, 9, 9)), None)
+    assert out.data["delta"] == {"stop_reason": "stop_sequence", "stop_sequence": "###"}
+    data = {
+        "id": "m",
+        "type": "message",
+        "role": "assistant",
+        "model": "c",
+        "content": [{"type": "text", "text": "hi"}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    response = wire.response(data).replace(finish_reason="stop_sequence")
+    assert wire.write_response(response, data)["stop_reason"] == "stop_sequence"
+
+
+def test_a_streams_finish_usage_a_hook_sets_leaves_out_the_cache_its_start_counted() -> None:
+    """Usage(100, ...) with 90 of the input read from the cache (as `message_start` said):
+    the closing delta says 10 new input tokens, so the SDK adds up 100, not 190."""
+    wire = MessagesWire()
+    start = Event(
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "c",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 1, "cache_read_input_tokens": 90},
+            },
+        },
+    )
+    delta = Event(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+            "usage": {"output_tokens": 7},
+        },
+    )
+    chunk = wire.chunk(delta).replace(usage=hw.Usage(100, 20, 120))
+    [out] = wire.write_chunk(chunk, start)
+    assert out.data["usage"] == {"output_tokens": 20, "input_tokens": 10}

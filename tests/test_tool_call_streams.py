@@ -150,3 +150,47 @@ def test_every_argument_chunk_names_its_call(api: str) -> None:
         "call_A": {"city": "Paris"},
         "call_B": {"tz": "UTC"},
     }
+
+
+def test_alike_gemini_calls_without_ids_stay_two_calls_in_a_stream() -> None:
+    """Gemini names a call that comes without an id by its name and arguments: two alike
+    calls share that name, and are still two calls, as without a stream."""
+    pytest.importorskip("google.genai")
+    from google.genai import types
+
+    try:  # what the SDK is built on: httpx2, or httpx for older releases
+        import httpx2 as module
+    except ImportError:  # pragma: no cover - older releases
+        import httpx as module
+    part = {"functionCall": {"name": "get_time", "args": {}}}
+    objects = [
+        {"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]},
+        {
+            "candidates": [
+                {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+            ]
+        },
+    ]
+    body = "".join(f"data: {json.dumps(o)}\n\n" for o in objects).encode()
+
+    def handle(request: Any) -> Any:
+        return module.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    from google import genai
+
+    args = {"transport": module.MockTransport(handle)}
+    options = types.HttpOptions(base_url="http://fake.invalid/", client_args=args)
+    responses: list[hw.ModelResponse] = []
+
+    @hw.after_model
+    def keep(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        responses.append(response)
+
+    client = hw.wrap(genai.Client(api_key="k", http_options=options), use=[keep])
+    for _ in client.models.generate_content_stream(model="g", contents="time?"):
+        pass
+    [response] = responses
+    assert [(c.name, c.arguments) for c in response.message.tool_calls] == [
+        ("get_time", {}),
+        ("get_time", {}),
+    ]

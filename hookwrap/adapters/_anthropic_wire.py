@@ -527,6 +527,13 @@ def _counts(usage: Usage, native: Any) -> dict[str, int]:
     }
 
 
+def _started(template: Event | None) -> Mapping[str, Any]:
+    """The usage of a stream's `message_start` (its template), where its cache counts are."""
+    if template is None or template.event != "message_start":
+        return {}
+    return _map(_map(_map(template.data).get("message")).get("usage"))
+
+
 def _index(chunk: Chunk, template: Event | None) -> int:
     """The content block index for a written chunk: its raw event's, else its `value` when
     an int, else the template event's, else 0."""
@@ -705,6 +712,8 @@ _STOP_WORDS = {
 
 def _stop_reason(reason: str | None) -> str | None:
     """A finish reason in Anthropic's words (one from another provider mapped)."""
+    if reason == "stop_sequence":  # Anthropic's own, though it means "stop" elsewhere
+        return reason
     return finish_in(reason, _STOP_WORDS)
 
 
@@ -974,7 +983,9 @@ class MessagesWire(Wire):
                 delta = {**_map(data.get("delta")), "stop_reason": reason}
             counts: dict[str, Any] = dict(_map(data.get("usage")))
             if usage is not None:
-                native = _counts(usage, counts)
+                # the cached input the stream counts: this delta's, or its `message_start`'s
+                cached = counts if any(k in counts for k in _CACHE_KEYS) else _started(template)
+                native = _counts(usage, cached)
                 counts["output_tokens"] = usage.output_tokens
                 if usage.input_tokens or "input_tokens" in counts:
                     counts["input_tokens"] = native["input_tokens"]
