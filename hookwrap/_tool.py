@@ -10,7 +10,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, Union
 
 import attrs
@@ -124,22 +124,40 @@ def _described_by(fn: Callable[..., Any]) -> Any:
     return type(fn).__call__
 
 
+def _bound_keywords(fn: Any) -> Iterator[str]:
+    """The keywords a `functools.partial` (or one inside it) binds."""
+    while isinstance(fn, functools.partial):
+        yield from fn.keywords
+        fn = fn.func
+
+
 def _doc_of(fn: Any, described_by: Any) -> str | None:
-    """A callable object's own docstring (its class's), else its function's."""
+    """The docstring of the function behind `fn`, else (a callable object's) its class's."""
     own = None if isinstance(fn, functools.partial) else type(fn).__doc__
-    return own or described_by.__doc__
+    return described_by.__doc__ or own
 
 
 class _Direct:
-    """A direct Python call of a tool: the arguments as given, kept to pass on untouched."""
+    """A direct Python call of a tool: the arguments as given, kept to pass on untouched,
+    and the instance a method tool was called on (`bound`), which is no argument."""
 
-    __slots__ = ("args", "arguments", "fn", "kwargs")
+    __slots__ = ("args", "arguments", "bound", "fn", "kwargs")
 
-    def __init__(self, fn: Callable[..., Any], args: Any, kwargs: Any, arguments: Any) -> None:
+    def __init__(
+        self, fn: Callable[..., Any], args: Any, kwargs: Any, arguments: Any, bound: Any = None
+    ) -> None:
         self.fn = fn
         self.args = args
         self.kwargs = kwargs
         self.arguments = arguments
+        self.bound = bound
+
+
+def bound_to(call: ToolCall) -> Any:
+    """The instance a call of a method tool was made on, or None: its result may depend on
+    more than its arguments."""
+    raw = call.raw
+    return raw.bound if isinstance(raw, _Direct) else None
 
 
 class ToolBinding:
@@ -152,6 +170,7 @@ class ToolBinding:
         "names",
         "params",
         "positional_only",
+        "preset",
         "spec",
         "takes_ctx",
         "var_pos",
@@ -168,6 +187,9 @@ class ToolBinding:
         self.params = dict(sig.parameters)
         # a `ctx` parameter receives the tool call's RunContext; the model never sees it
         self.takes_ctx = "ctx" in self.params
+        # what a `functools.partial` binds is the tool's own (an API key, a connection):
+        # the model neither sees it nor gives it
+        self.preset = frozenset(_bound_keywords(fn))
         self.names = tuple(
             p.name
             for p in sig.parameters.values()
@@ -187,6 +209,8 @@ class ToolBinding:
         required: list[str] = []
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("self", "ctx"):
+                continue
+            if p.name in self.preset:
                 continue
             try:
                 schema = schema_of(self.hints.get(p.name, Any))
@@ -208,9 +232,9 @@ class ToolBinding:
         self.spec = ToolSpec(name, description if description is not None else summary, parameters)
 
     def tool_call(self, fn: Callable[..., Any], args: Any, kwargs: Any, call_id: str) -> ToolCall:
-        names, given = self.names, args
+        names, given, bound = self.names, args, None
         if self.method and args:  # hooks see the arguments the spec names, not the instance
-            names, given = names[1:], args[1:]
+            names, given, bound = names[1:], args[1:], args[0]
         arguments = dict(zip(names, given, strict=False)) if given else {}
         if len(given) > len(names):
             if self.var_pos is None:
@@ -218,7 +242,8 @@ class ToolBinding:
             arguments[self.var_pos] = tuple(given[len(names) :])
         if kwargs:
             arguments.update(kwargs)
-        return ToolCall(call_id, self.spec.name, arguments, _Direct(fn, args, kwargs, arguments))
+        direct = _Direct(fn, args, kwargs, arguments, bound)
+        return ToolCall(call_id, self.spec.name, arguments, direct)
 
     def _split(
         self, arguments: Mapping[str, Any], structure: bool
@@ -232,6 +257,8 @@ class ToolBinding:
         kwargs: dict[str, Any] = {}
         for key, value in arguments.items():
             param = self.params.get(key)
+            if structure and key in self.preset:
+                raise ToolArgumentError(f"{self.spec.name}() got an unexpected argument {key!r}")
             if param is None:
                 if any(p.kind is p.VAR_KEYWORD for p in self.params.values()):
                     kwargs[key] = value

@@ -122,6 +122,19 @@ class _Bound(wrapt.ObjectProxy[Any]):
             return self._self_runner(self.__wrapped__, None, args, kwargs)
         return self._self_runner(func, None, (self._self_instance, *args), kwargs)
 
+    # as a bound method: copied as itself, pickled as its instance's attribute
+    def __copy__(self) -> Any:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        instance = self._self_instance
+        if instance is None:
+            raise TypeError(f"a hookwrap proxy of {self.__wrapped__!r} cannot be pickled")
+        return getattr, (instance, self.__wrapped__.__name__)
+
 
 class Wrapped(_Proxy):
     """A model callable with hooks around it; behaves as the original otherwise."""

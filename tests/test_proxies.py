@@ -110,20 +110,25 @@ def test_a_hook_may_rebuild_a_tool_methods_arguments_and_the_instance_is_kept() 
     assert weather.calls == 1
 
 
-def test_tool_cache_keys_a_tool_method_by_its_arguments() -> None:
-    class Cities:
-        def __init__(self) -> None:
+def test_tool_cache_leaves_a_tool_methods_calls_uncached() -> None:
+    """Its answer may depend on the instance: one account's balance is not another's."""
+
+    class Account:
+        def __init__(self, balance: int) -> None:
+            self.balance = balance
             self.calls = 0
 
         @hw.tool(use=[ToolCache()])
-        def population(self, city: str) -> int:
-            """Population of a city."""
+        def balance_in(self, currency: str) -> str:
+            """The balance in a currency."""
             self.calls += 1
-            return len(city)
+            return f"{self.balance} {currency}"
 
-    cities = Cities()
-    assert cities.population("Paris") == cities.population("Paris") == 5
-    assert cities.calls == 1
+    alice, bob = Account(100), Account(5)
+    assert alice.balance_in("EUR") == "100 EUR"
+    assert bob.balance_in("EUR") == "5 EUR"
+    assert alice.balance_in("EUR") == "100 EUR"
+    assert (alice.calls, bob.calls) == (2, 1)
 
 
 def test_a_hook_decorator_above_staticmethod_makes_a_hook() -> None:
@@ -153,7 +158,7 @@ def test_an_attribute_hiding_a_hook_method_is_refused_when_wrapping() -> None:
         hw.model(lambda messages: "ok", use=[Limit(3)])
 
 
-def _weather(city: str, unit: str = "c") -> str:
+def _weather(city: str, unit: str = "c", key: object = None) -> str:
     """The weather in a city.
 
     Args:
@@ -163,30 +168,75 @@ def _weather(city: str, unit: str = "c") -> str:
 
 
 class _Lookup:
-    """Look a city up."""
+    """A lookup service."""
 
     def __call__(self, city: str) -> str:
+        """Look a city up.
+
+        Args:
+            city: the city's name
+        """
         return city.title()
 
 
 def test_a_tool_of_a_partial_or_a_callable_object_reads_its_functions_hints_and_doc() -> None:
     import functools
 
-    partial = hw.tool(functools.partial(_weather, unit="f"), name="weather")
+    secret = object()  # no JSON: what a partial binds is the tool's own, never shown
+    partial = hw.tool(functools.partial(_weather, unit="f", key=secret), name="weather")
     assert partial.spec == hw.ToolSpec(
         "weather",
         "The weather in a city.",
         {
             "type": "object",
-            "properties": {
-                "city": {"type": "string", "description": "where"},
-                "unit": {"type": "string", "default": "f"},
-            },
+            "properties": {"city": {"type": "string", "description": "where"}},
             "required": ["city"],
         },
     )
     assert partial("Rome") == "Rome in f"
     lookup = hw.tool(_Lookup(), name="lookup")
     assert lookup.spec.description == "Look a city up."
-    assert lookup.spec.parameters["required"] == ["city"]
+    assert lookup.spec.parameters["properties"]["city"]["description"] == "the city's name"
     assert lookup("oslo") == "Oslo"
+
+
+def test_a_model_cannot_give_what_a_partial_binds() -> None:
+    import functools
+
+    outcomes: list[hw.ToolOutcome] = []
+
+    @hw.after_tool
+    def keep(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
+        outcomes.append(outcome)
+
+    tool = hw.tool(functools.partial(_weather, unit="f", key=None), name="weather", use=[keep])
+    agent = hw.Agent(
+        lambda request: (
+            hw.Message(
+                "assistant", "", (hw.ToolCall("c1", "weather", {"city": "Rome", "unit": "k"}),)
+            )
+            if len(request.messages) == 1
+            else "done"
+        ),
+        tools=[tool],
+    )
+    assert agent.run("weather?").status == "finished"
+    [outcome] = outcomes
+    assert not outcome.ok
+    assert "unexpected argument 'unit'" in str(outcome.error)
+
+
+class Bot:
+    @hw.tool(use=[hw.before_tool(lambda call: None)])
+    def look(self, x: int) -> int:
+        """Look."""
+        return x
+
+
+def test_a_tool_method_read_from_an_instance_copies_and_pickles_as_a_bound_method() -> None:
+    bot = Bot()
+    method = bot.look
+    assert copy.copy(method) is method
+    assert copy.deepcopy(method) is method
+    again = pickle.loads(pickle.dumps(method))
+    assert again(3) == 3

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from .._errors import check_int
 from .._hooks import Middleware, async_twin, wrap_tool
+from .._tool import bound_to
 from .._types import ToolCall
 from .._wrap import Tool
 from ..stores._base import Store, check_store, check_ttl
@@ -155,7 +156,8 @@ class ToolCache(Middleware):
 
     The key is the tool's name and its arguments as canonical JSON (sorted keys, no
     spaces), so the order of the arguments does not matter. A call whose arguments are not
-    JSON data goes through uncached; so does a tool not named in `tools`. Errors are never
+    JSON data goes through uncached; so do a tool not named in `tools` and a tool made of a
+    method (its answer may depend on the instance it is called on). Errors are never
     cached. A hit skips the tool and every hook inside `ToolCache` in the onion.
 
     Args:
@@ -202,6 +204,8 @@ class ToolCache(Middleware):
         call is not cached: its tool is not in `tools` or its arguments are not JSON data."""
         names = self.cached_tools
         if names is not None and call.name not in names:
+            return None
+        if bound_to(call) is not None:  # a method's answer may depend on its instance
             return None
         try:
             arguments = json.dumps(dict(call.arguments), sort_keys=True, separators=(",", ":"))
