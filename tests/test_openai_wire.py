@@ -294,6 +294,36 @@ def test_chat_messages_removed_and_appended() -> None:
     assert out["messages"][2] == {"role": "user", "content": "more"}
 
 
+def test_chat_an_edit_leaves_an_identical_message_its_own_dict() -> None:
+    # which of two equal messages a hook left alone is settled by their places
+    body: dict[str, Any] = {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "Paris"},
+            {"role": "developer", "content": "Paris"},
+        ],
+    }
+    request = CHAT.request(body)
+    first, second = request.messages
+    out = CHAT.write_request(
+        request.replace(messages=(first.replace(content="Rome"), second)), body
+    )
+    assert out["messages"] == [{"role": "system", "content": "Rome"}, body["messages"][1]]
+    assert out["messages"][1] is body["messages"][1]
+
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "yes", "x_id": 1},
+            {"role": "user", "content": "yes", "x_id": 2},
+        ],
+    }
+    request = CHAT.request(body)
+    first, second = request.messages
+    out = CHAT.write_request(request.replace(messages=(first.replace(content="no"), second)), body)
+    assert out["messages"] == [{"role": "user", "content": "no", "x_id": 1}, body["messages"][1]]
+
+
 def test_chat_tool_messages_and_calls_written_fresh() -> None:
     body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     call = ToolCall("c9", "lookup", {"q": "x"})
@@ -807,6 +837,41 @@ def test_responses_items_before_any_message_are_kept() -> None:
         body["input"][0],
         {"type": "message", "role": "user", "content": "next"},
     ]
+
+
+def _answer(n: int, text: str) -> list[Any]:
+    """A Responses answer as the API gives it back: a reasoning item, then the message."""
+    reasoning = {"id": f"rs_{n}", "type": "reasoning", "summary": [], "encrypted_content": f"E{n}"}
+    part = {"type": "output_text", "text": text, "annotations": []}
+    message = {"id": f"msg_{n}", "type": "message", "role": "assistant", "status": "completed"}
+    return [reasoning, {**message, "content": [part]}]
+
+
+@pytest.mark.parametrize("asked_twice", [True, False])
+def test_responses_an_edit_leaves_an_identical_answer_its_own_items(asked_twice: bool) -> None:
+    # the first of two equal answers is redacted: it keeps its id and reasoning item, and
+    # the second (untouched) is sent as it came, not as the first
+    again = [{"role": "user", "content": "hi"}] if asked_twice else []
+    hi: list[Any] = [{"role": "user", "content": "hi"}]
+    body: dict[str, Any] = {
+        "model": "m",
+        "input": [*hi, *_answer(1, "ok"), *again, *_answer(2, "ok")],
+    }
+    request = RESP.request(body)
+    messages = list(request.messages)
+    messages[1] = messages[1].replace(content="[redacted]")
+    edited = request.replace(messages=tuple(messages))
+    out = RESP.write_request(edited, body)
+    redacted = [{"type": "output_text", "text": "[redacted]", "annotations": []}]
+    assert out["input"] == [
+        *hi,
+        body["input"][1],
+        {**body["input"][2], "content": redacted},
+        *again,
+        *_answer(2, "ok"),
+    ]
+    assert all(a is b for a, b in zip(out["input"][3:], body["input"][3:], strict=True))
+    assert norm(RESP.request(out)) == norm(edited)
 
 
 def test_responses_fresh_calls_and_outputs() -> None:

@@ -216,21 +216,40 @@ def _groups(
     return groups, pending
 
 
+def _runs(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, int, int, int, int]]:
+    """The opcodes of a diff of `old` to `new`, after a common head and tail are matched:
+    edits are local (a prompt prepended, a message appended or changed), and that settles
+    which of two equal messages is which (a diff alone may pair an untouched one with its
+    twin elsewhere, moving its native items)."""
+    n, m = len(old), len(new)
+    head = 0
+    while head < min(n, m) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(n, m) - head and old[n - 1 - tail] == new[m - 1 - tail]:
+        tail += 1
+    middle = difflib.SequenceMatcher(None, old[head : n - tail], new[head : m - tail], False)
+    runs = [("equal", 0, head, 0, head)]
+    for tag, i1, i2, j1, j2 in middle.get_opcodes():
+        runs.append((tag, head + i1, head + i2, head + j1, head + j2))
+    runs.append(("equal", n - tail, n, m - tail, m))
+    return runs
+
+
 def _write_groups(
     groups: Sequence[_Group], head: list[Any], messages: Sequence[Message], render: _Render
 ) -> list[Any]:
     """Native items for `messages`: the original items of each message left as it was read,
-    the others rendered over the items of a message of the same role they took the place of
-    (a diff of the two sequences says which)."""
+    the others rendered over the items of the message they stand for (a diff of the two
+    sequences says which; in a replaced run, the first one of the same role)."""
     old = [_key(m) for m, _ in groups]
     new = [_key(m) for m in messages]
     out = list(head)
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in _runs(old, new):
         pool = list(groups[i1:i2])
-        same = zip(pool, messages[j1:j2], strict=True)
-        if tag == "equal" and all(g[0] == m for g, m in same):
-            out.extend(item for _, items in pool for item in items)
+        if tag == "equal":
+            for (was, items), message in zip(pool, messages[j1:j2], strict=True):
+                out.extend(items if was == message else render(message, items))
             continue
         for message in messages[j1:j2]:
             k = next((k for k, g in enumerate(pool) if g[0].role == message.role), None)
