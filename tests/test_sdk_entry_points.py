@@ -957,3 +957,45 @@ def test_unpatching_while_a_call_is_under_way_lets_it_end_through_the_hooks(sdk:
         after = dict(cls.__dict__)
         assert after.keys() == before[cls].keys()
         assert all(after[key] is before[cls][key] for key in after)
+
+
+def test_extra_body_keys_marked_omit_are_left_out_as_the_sdk_leaves_them() -> None:
+    openai = pytest.importorskip("openai")
+    seen: list[dict[str, Any]] = []
+
+    @hw.before_model
+    def add_system(request: hw.ModelRequest) -> hw.ModelRequest:
+        seen.append(dict(request.options))
+        return request.replace(messages=(hw.Message.system("Be brief."), *request.messages))
+
+    provider = FakeProvider(["ok"])
+    wrapped = hw.wrap(provider.openai(), use=[add_system])
+    extra = {"temperature": openai.omit, "top_k": 3}
+    wrapped.chat.completions.create(model="m", messages=USER, temperature=0.5, extra_body=extra)
+    assert seen == [{"top_k": 3}]
+    sent = provider.requests[-1].body
+    assert sent["top_k"] == 3
+    assert "temperature" not in sent
+
+
+def test_a_call_that_found_the_patch_before_an_unpatch_goes_to_the_sdk_alone() -> None:
+    """A thread may look the patched method up, then lose the processor to `hw.unpatch`
+    before its call starts: the call then goes to the SDK as if never patched."""
+    openai = pytest.importorskip("openai")
+    log: list[str] = []
+    add_system, _ = counted(log)
+    provider = FakeProvider(["fine"])
+    client = provider.openai()
+    hw.patch("openai", use=[add_system])
+    try:
+        found = openai._base_client.SyncAPIClient.request  # looked up while patched
+    finally:
+        hw.unpatch("openai")
+    from openai.types.chat import ChatCompletion
+
+    options = openai._models.FinalRequestOptions.construct(
+        method="post", url="/chat/completions", json_data={"model": "m", "messages": USER}
+    )
+    completion = found(client, ChatCompletion, options)
+    assert completion.choices[0].message.content == "fine"
+    assert log == []  # unpatched: no hook ran

@@ -84,12 +84,18 @@ def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
 
 def _body(options: Any) -> Mapping[str, Any]:
     """The JSON body a call sends: its `extra_body` (which the SDK merges in as it sends,
-    over the keys it names) included, for the hooks to see and change like the rest."""
+    over the keys it names, leaving out those it marks `omit`) included, for the hooks to
+    see and change like the rest."""
     body: Mapping[str, Any] = options.json_data
     extra = options.extra_json
-    if extra:
+    if not extra:
+        return body
+    root = type(options).__module__.partition(".")[0]
+    merge = getattr(sys.modules.get(f"{root}._base_client"), "_merge_mappings", None)
+    if merge is None:  # pragma: no cover - every supported release has it
         return {**body, **extra}
-    return body
+    merged: Mapping[str, Any] = merge(body, extra)
+    return merged
 
 
 def process_hooked(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -1092,6 +1098,8 @@ def patch_classes(sync_cls: type, async_cls: type, layer: Layer) -> None:
         inner = sync_original.__get__(self)
         flight.enter()
         try:
+            if sync_cls.__dict__.get("request") is not request:  # unpatched since looked up
+                return inner(cast_to, options, stream=stream, stream_cls=stream_cls)
             return layer.call(self, inner, cast_to, options, stream, stream_cls)
         finally:
             flight.leave()
@@ -1102,6 +1110,8 @@ def patch_classes(sync_cls: type, async_cls: type, layer: Layer) -> None:
         inner = async_original.__get__(self)
         flight.enter()
         try:
+            if async_cls.__dict__.get("request") is not arequest:  # unpatched since looked up
+                return await inner(cast_to, options, stream=stream, stream_cls=stream_cls)
             return await layer.acall(self, inner, cast_to, options, stream, stream_cls)
         finally:
             flight.leave()
