@@ -137,20 +137,29 @@ def _part_block(part: Part, base: Any) -> Any:
     b = _map(base)
     if b and b.get("type") == part.type:
         if isinstance(part, TextPart):
-            # citations too: they quote the sources, not this text (streams keep them as well)
-            return {**b, "text": part.text}
+            return _changed_text(b, part.text)
         return {**b, "source": _image_source(part)}
     if isinstance(part, TextPart):
         return {"type": "text", "text": part.text}
     return {"type": "image", "source": _image_source(part)}
 
 
+def _changed_text(block: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """A text block with a new text, keeping its other keys but its citations: they quote
+    what the old text drew on, which a hook that changed it (a redaction) may have taken
+    out. (A stream's citations are chunks of their own, for hooks to keep or drop.)"""
+    out = {k: v for k, v in block.items() if k != "citations"}
+    out["text"] = text
+    return out
+
+
 def _retext(blocks: list[Any], text: str) -> tuple[list[Any], tuple[Part, ...]]:
     """`text`, a message's new text, written over `blocks` for `_merge`: the blocks, and the
     parts standing for the text. Where several text blocks held the old text, the new one is
-    split across them (`split_text`), each keeping its place and its keys (citations,
-    `cache_control`), as a stream's deltas do; an empty one goes, as the API refuses empty
-    text blocks (and callers send an answer's blocks back in the next request)."""
+    split across them (`split_text`), each keeping its place and its keys
+    (`cache_control`; citations where its text is unchanged), as a stream's deltas do; an
+    empty one goes, as the API refuses empty text blocks (and callers send an answer's
+    blocks back in the next request)."""
     slots = [i for i, b in enumerate(blocks) if _map(b).get("type") == "text"]
     if len(slots) < 2:
         return blocks, _as_parts(text)
@@ -160,7 +169,7 @@ def _retext(blocks: list[Any], text: str) -> tuple[list[Any], tuple[Part, ...]]:
         if not now:
             out[i] = None
         elif now != was:
-            out[i] = {**_map(blocks[i]), "text": now}
+            out[i] = _changed_text(_map(blocks[i]), now)
     out = [b for b in out if b is not None]
     return out, tuple(p for b in out if isinstance(p := _part(b), TextPart))
 
