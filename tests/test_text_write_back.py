@@ -74,3 +74,10 @@ def test_a_long_text_with_edits_on_both_sides_of_a_cut_is_cut_between_them() -> 
         return text.replace("fox", "cat").replace("the", "THE!")
 
     assert split_text(old, edit("".join(old))) == [edit(old[0]), edit(old[1])]
+
+
+def test_a_cut_placed_in_proportion_falls_between_words() -> None:
+    old = ["Only the first part. ", "And then the second part."]
+    assert split_text(old, "Only this.") == ["Only ", "this."]
+    new = "Sorry, I can't share that today at all."
+    assert split_text(old, new) == ["Sorry, I can't ", "share that today at all."]

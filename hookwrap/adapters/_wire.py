@@ -437,9 +437,10 @@ def split_text(old: Sequence[str], new: str) -> list[str]:
 
     The cuts between the parts are moved as the text moved: a cut in the part of the text
     that stayed the same at the start stays, one in the same end shifts by the change in
-    length, one in the changed middle is found again by the text around it. An edit of the
-    same length (a mask, upper case) leaves every cut in place; a redaction inside the
-    second part changes the second part only.
+    length, one in the changed middle is found again by the text around it (else placed in
+    proportion, between words where it can). An edit of the same length (a mask, upper
+    case) leaves every cut in place; a redaction inside the second part changes the second
+    part only.
     """
     if len(old) < 2:
         return [new]
@@ -458,7 +459,11 @@ def split_text(old: Sequence[str], new: str) -> list[str]:
     for cut in accumulate(map(len, old[:-1])):
         if head < cut < n - tail:  # in the changed middle (of the same length: it stays)
             if m != n:
-                cut = head + _found_again(was, now, cut - head)
+                found = _found_again(was, now, cut - head)
+                if found is not None:
+                    cut = head + found
+                else:  # in proportion, between words if a space is near
+                    cut = _between_words(new, head + (cut - head) * len(now) // len(was))
         elif cut > head:
             cut += m - n
         cut = min(max(cut, start), m)  # in order, whatever the text around a cut
@@ -471,11 +476,11 @@ def split_text(old: Sequence[str], new: str) -> list[str]:
 _CONTEXT = 24  # characters around a cut that find it again in the new text
 
 
-def _found_again(was: str, now: str, at: int) -> int:
+def _found_again(was: str, now: str, at: int) -> int | None:
     """Where a position in `was` lands in `now`: after the text just before it, or before
     the text just after it (edits may have changed either), found nearest to the position
-    in proportion; in proportion when neither is found. A search, not a diff: a character
-    diff of a long answer costs far more than the hooks around it."""
+    in proportion; None when neither is found. A search, not a diff: a character diff of a
+    long answer costs far more than the hooks around it."""
     guess = at * len(now) // len(was)  # `was` is not empty: a cut is inside it
     for size in (_CONTEXT, _CONTEXT // 4):
         before, after = was[max(0, at - size) : at], was[at : at + size]
@@ -488,7 +493,17 @@ def _found_again(was: str, now: str, at: int) -> int:
                 i = now.find(needle, i + 1)
         if best is not None:
             return best
-    return guess
+    return None
+
+
+def _between_words(text: str, at: int) -> int:
+    """`at`, moved to the nearest place after a space within a few characters, so that a
+    cut by proportion does not split a word."""
+    for shift in range(_CONTEXT // 2):
+        for place in (at - shift, at + shift):
+            if 0 < place < len(text) and text[place - 1].isspace():
+                return place
+    return at
 
 
 # the events after which the SDKs stop reading (OpenAI chat ends with `data: [DONE]`)
