@@ -386,6 +386,69 @@ def test_changed_parts_are_paired_with_the_parts_they_were_read_from() -> None:
     assert parts[1] is image
 
 
+def test_an_unchanged_content_keeps_its_own_parts_beside_an_equal_looking_one() -> None:
+    """Of two contents that read the same, the one a hook left alone is sent as it came,
+    and the changed one is written into its own parts, wherever the two stand."""
+
+    def ok(signature: str) -> dict[str, Any]:
+        return {"role": "model", "parts": [{"text": "ok", "thoughtSignature": signature}]}
+
+    hi, bye = ({"role": "user", "parts": [{"text": t}]} for t in ("hi", "bye"))
+    for contents in (
+        [hi, ok("c2lnMQ=="), ok("c2lnMg==")],
+        [hi, ok("c2lnMQ=="), ok("c2lnMg=="), bye],
+    ):
+        original = {"contents": contents}
+        request = W.request(original, PATH)
+        messages = list(request.messages)
+        messages[1] = messages[1].replace(content="[redacted]")
+        messages[3:] = [m.replace(content="see you") for m in messages[3:]]  # a changed end
+        for note in ([], [hw.Message.user("a note")]):
+            changed = [messages[0], *note, *messages[1:]]
+            out = W.write_request(request.replace(messages=tuple(changed)), original)
+            written = out["contents"]
+            first, second = written[1 + len(note)], written[2 + len(note)]
+            assert first == {
+                "role": "model",
+                "parts": [{"text": "[redacted]", "thoughtSignature": "c2lnMQ=="}],
+            }
+            assert second is contents[2]
+            assert W.request(out, PATH).messages == tuple(changed)
+
+
+@pytest.mark.parametrize("call_id_given", [False, True])
+def test_a_tool_result_a_hook_adds_is_named_after_the_call_it_answers(
+    call_id_given: bool,
+) -> None:
+    """`Message.tool` without a name, for a call in the history the hook left alone: Gemini
+    pairs a function response with its call by name (and id, when the call has one)."""
+    call = {
+        "name": "weather",
+        "args": {"city": "Paris"},
+        **({"id": "fc_7"} if call_id_given else {}),
+    }
+    contents = [
+        {"role": "user", "parts": [{"text": "weather in Paris?"}]},
+        {"role": "model", "parts": [{"function_call": call, "thoughtSignature": "c2ln"}]},
+    ]
+
+    @hw.before_model
+    def answer(request: hw.ModelRequest) -> hw.ModelRequest:
+        (pending,) = request.messages[-1].tool_calls
+        result = hw.Message.tool("sunny", tool_call_id=pending.id)
+        return request.replace(messages=(*request.messages, result))
+
+    seen: list[Any] = []
+    client = gemini_client(reply(), [answer], seen)
+    client.models.generate_content(model="gemini-2.0-flash", contents=contents)
+    (sent,) = seen
+    response = {"name": "weather", "response": {"result": "sunny"}}
+    if call_id_given:
+        response["id"] = "fc_7"
+    assert sent["contents"][-1] == {"role": "user", "parts": [{"functionResponse": response}]}
+    assert sent["contents"][1]["parts"][0]["thoughtSignature"] == "c2ln"
+
+
 def test_images_are_written_as_inline_or_file_data() -> None:
     original: dict[str, Any] = {"contents": []}
     request = W.request(original, PATH)
@@ -722,15 +785,16 @@ def test_a_changed_chunk_is_written_into_its_own_object() -> None:
         usageMetadata=USAGE,
     )
     chunk = W.chunk(source)
-    (out,) = W.write_chunk(chunk.replace(text="[redacted]"), None)
-    assert out.data["candidates"][0]["content"]["parts"] == [
+    (out,) = W.write_chunk(chunk.replace(text="[redacted] stuff"), None)
+    assert out.data["candidates"][0]["content"]["parts"] == [  # each text part in its place
         {"text": "[redacted]", "thoughtSignature": "c2ln"},
+        {"text": " stuff"},
         {"functionCall": {"name": "f", "args": {}}},
     ]
     assert out.data["usageMetadata"] is USAGE
     assert out.data["modelVersion"] == "m1"
-    assert W.chunk(out) == chunk.replace(text="[redacted]")
-    assert sdk(out.data).text == "[redacted]"
+    assert W.chunk(out) == chunk.replace(text="[redacted] stuff")
+    assert sdk(out.data).text == "[redacted] stuff"
     call = W.chunk(
         event({"functionCall": {"name": "f", "args": {"x": 1}}, "thoughtSignature": "t"})
     )
@@ -740,6 +804,43 @@ def test_a_changed_chunk_is_written_into_its_own_object() -> None:
     ]
     emptied = W.chunk(event({"text": "gone"}))
     assert W.write_chunk(emptied.replace(text=""), None) == []
+
+
+@pytest.mark.parametrize(
+    ("parts", "text", "texts"),
+    [  # Gemini sends a signature in an empty text part after the text, or on each part
+        ([{"text": "Mail a@b.c"}, {"text": "", "thoughtSignature": "c2ln"}], "Mail [email]", None),
+        (
+            [
+                {"text": "a@b.c", "thoughtSignature": "c2lnMQ=="},
+                {"text": " more", "thoughtSignature": "c2lnMg=="},
+            ],
+            "[email] more",
+            ["[email]", " more"],
+        ),
+        ([{"text": "a@b.c", "thoughtSignature": "c2ln"}, {"text": " more"}], "", ["", ""]),
+    ],
+)
+def test_a_changed_text_chunk_is_written_across_its_object_s_text_parts(
+    parts: list[dict[str, Any]], text: str, texts: list[str] | None
+) -> None:
+    """As in an answer that is not streamed: each text part keeps its place and its keys (a
+    signature); one left empty goes unless it carries more than its text."""
+    source = event(*parts)
+    (out,) = W.write_chunk(W.chunk(source).replace(text=text), None)
+    written = out.data["candidates"][0]["content"]["parts"]
+    if texts is None:
+        assert written == [{"text": text}, parts[1]]
+    else:
+        assert written == [
+            {**p, "text": t} for p, t in zip(parts, texts, strict=True) if t or len(p) > 1
+        ]
+    data = {"candidates": [{"content": {"role": "model", "parts": parts}}]}
+    response = W.response(data)
+    answer = response.message.replace(content=text)
+    whole = W.write_response(response.replace(message=answer), data)
+    assert whole["candidates"][0]["content"]["parts"] == written
+    assert W.chunk(out).text == text
 
 
 def test_new_chunks_take_the_stream_s_model_and_id() -> None:

@@ -18,7 +18,8 @@ Mapping rules (each also stated where it is applied):
 * Function calls without an `id` get `gemini-<name>-<hash of the arguments>`, the same
   wherever the call appears (a response, a stream, the next request's history); such ids
   are never written back. A `functionResponse` without an id takes the id of the pending
-  call of that name.
+  call of that name; a tool result without a name is written with the name of the call it
+  answers, found among all the request's calls.
 * `options` is `generationConfig` (wire keys); `toolConfig`, `safetySettings` and the other
   keys are kept as they are.
 * A streamed JSON object is one chunk, of the kind of its first part: text (`text`, with
@@ -26,7 +27,8 @@ Mapping rules (each also stated where it is applied):
   arguments as JSON in `text`), any other part (`custom` named after the part's key). One
   without parts is `finish` (with `finishReason`), `usage` or `custom` (`"gemini"`); every
   chunk also carries the object's usage and finish reason. A changed chunk is written back
-  into its own object, so the parts it does not stand for are kept.
+  into its own object, so the parts it does not stand for are kept; a changed text goes
+  across the object's text parts as a response's does (`_merge`), each keeping its keys.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import hashlib
 import json
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from difflib import SequenceMatcher
+from itertools import accumulate
 from typing import Any, NamedTuple, TypeVar, cast
 
 from .._types import (
@@ -385,17 +388,29 @@ def _pairs(
     old: Sequence[_T], new: Sequence[_T], shape: Callable[[_T], Hashable]
 ) -> list[int | None]:
     """For each new item, the index of the old one it stands for (None: it is new). Equal
-    items pair first, in order; in a run of changed ones, items of the same shape (a
-    message's role, a part's kind) pair in order, so that an item a hook inserted or removed
-    next to a changed one takes nothing of another."""
+    items pair first, in order: a common head and tail, then those in the middle (edits are
+    local, and that settles which of two equal items is which); in a run of changed ones,
+    items of the same shape (a message's role, a part's kind) pair in order, so that an
+    item a hook inserted or removed next to a changed one takes nothing of another."""
     found: list[int | None] = [None] * len(new)
-    exact = SequenceMatcher(None, [repr(x) for x in old], [repr(x) for x in new], autojunk=False)
+    olds, news = [repr(x) for x in old], [repr(x) for x in new]
+    n, m = len(olds), len(news)
+    head = 0
+    while head < min(n, m) and olds[head] == news[head]:
+        found[head] = head
+        head += 1
+    tail = 0
+    while tail < min(n, m) - head and olds[n - 1 - tail] == news[m - 1 - tail]:
+        found[m - 1 - tail] = n - 1 - tail
+        tail += 1
+    exact = SequenceMatcher(None, olds[head : n - tail], news[head : m - tail], autojunk=False)
     for tag, i1, i2, j1, j2 in exact.get_opcodes():
+        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
         if tag == "equal":
             found[j1:j2] = range(i1, i2)
         elif tag == "replace":
-            olds, news = [shape(x) for x in old[i1:i2]], [shape(x) for x in new[j1:j2]]
-            alike = SequenceMatcher(None, olds, news, autojunk=False)
+            shapes = [shape(x) for x in old[i1:i2]], [shape(x) for x in new[j1:j2]]
+            alike = SequenceMatcher(None, *shapes, autojunk=False)
             for a, b, size in alike.get_matching_blocks():
                 found[j1 + b : j1 + b + size] = range(i1 + a, i1 + a + size)
     return found
@@ -428,16 +443,18 @@ def _result_part(
     return {**rest, "functionResponse": fr}
 
 
-def _rebuild(messages: Sequence[Message], near: Sequence[tuple[_Group, int]]) -> list[Any]:
+def _rebuild(
+    messages: Sequence[Message], near: Sequence[tuple[_Group, int]], names: Mapping[str, str]
+) -> list[Any]:
     """Contents for messages not taken over whole from the body. `near` are the original
     messages they may stand for (a group and a message's index in it); one a message pairs
     with (`_pairs`) gives its parts: kept when the message is unchanged, written into
     (`_merge`, `_result_part`) when it changed, so that thoughts, signatures and the parts
     the neutral view leaves out stay. Consecutive tool results share one content, as Gemini
-    wants a turn's function responses together."""
+    wants a turn's function responses together. `names` gives each call id its function's
+    name, for a tool result that names none."""
     olds = [group.messages[t] for group, t in near]
     contents: list[Any] = []
-    names: dict[str, str] = {}
     results: list[Any] | None = None  # the parts of the open tool-results content
     for m, i in zip(messages, _pairs(olds, messages, _shape), strict=True):
         was = olds[i] if i is not None else None
@@ -462,7 +479,6 @@ def _rebuild(messages: Sequence[Message], near: Sequence[tuple[_Group, int]]) ->
                 ]
             continue
         results = None
-        names.update((c.id, c.name) for c in m.tool_calls)
         if m == was:
             parts = old
         elif was is not None or m.role == "assistant":
@@ -481,20 +497,48 @@ def _match(messages: Sequence[Message], i: int, group: _Group) -> bool:
 def _write_contents(messages: Sequence[Message], groups: list[_Group]) -> list[Any]:
     """Contents for `messages`: an original content wherever its messages are unchanged (an
     anchor); the other messages are written with the original ones between the same two
-    anchors (`_rebuild`), each original to one run."""
+    anchors (`_rebuild`), each original to one run.
+
+    The unchanged contents at the start and at the end are matched first: edits are local
+    (a message changed, added or removed), and that settles which of two equal-looking
+    contents is which, so each keeps its own parts (its signatures); in between, a message
+    is matched with the content at its own place first (`_write_middle`)."""
+    # the id of every call in the request -> its name, for a tool result that names none
+    names = {c.id: c.name for m in messages for c in m.tool_calls}
+    head = start = 0
+    while head < len(groups) and _match(messages, start, groups[head]):
+        start += len(groups[head].messages)
+        head += 1
+    tail, stop = len(groups), len(messages)
+    while tail > head and (size := len(groups[tail - 1].messages)) <= stop - start:
+        if not _match(messages, stop - size, groups[tail - 1]):
+            break
+        stop -= size
+        tail -= 1
+    middle = _write_middle(messages[start:stop], groups[head:tail], names)
+    return [*(g.content for g in groups[:head]), *middle, *(g.content for g in groups[tail:])]
+
+
+def _write_middle(
+    messages: Sequence[Message], groups: list[_Group], names: Mapping[str, str]
+) -> list[Any]:
+    """`_write_contents` for what lies between the unchanged head and tail."""
     runs: list[list[Message]] = [[]]  # runs[k]: the messages before anchors[k] (or at the end)
     anchors: list[int] = []
     used = [False] * len(groups)
-    nxt = 0  # the group most likely to come next: messages mostly keep their order
+    starts = list(accumulate((len(g.messages) for g in groups), initial=0))
+    at = {start: j for j, start in enumerate(starts[:-1])}  # where each group began
+    shift = 0  # how far the messages moved, as of the last anchor
     i = 0
     while i < len(messages):
-        if nxt < len(groups) and not used[nxt] and _match(messages, i, groups[nxt]):
-            found = nxt
-        else:
-            found = next(
-                (j for j in range(len(groups)) if not used[j] and _match(messages, i, groups[j])),
-                -1,
-            )
+        # messages mostly keep their place: the group where this one was is tried first,
+        # then the nearest one it matches, so that of two equal groups each keeps its own
+        found = at.get(i - shift, -1)
+        if found < 0 or used[found] or not _match(messages, i, groups[found]):
+            alike = [
+                j for j in range(len(groups)) if not used[j] and _match(messages, i, groups[j])
+            ]
+            found = min(alike, key=lambda j: abs(starts[j] + shift - i), default=-1)
         if found < 0:
             runs[-1].append(messages[i])
             i += 1
@@ -502,8 +546,8 @@ def _write_contents(messages: Sequence[Message], groups: list[_Group]) -> list[A
         used[found] = True
         anchors.append(found)
         runs.append([])
+        shift = i - starts[found]
         i += len(groups[found].messages)
-        nxt = found + 1
     out: list[Any] = []
     for k, run in enumerate(runs):
         if run:
@@ -514,7 +558,7 @@ def _write_contents(messages: Sequence[Message], groups: list[_Group]) -> list[A
                 if not used[j]:
                     used[j] = True
                     near += [(groups[j], t) for t in range(len(groups[j].messages))]
-            out += _rebuild(run, near)
+            out += _rebuild(run, near, names)
         if k < len(anchors):
             out.append(groups[anchors[k]].content)
     return out
@@ -944,14 +988,17 @@ class GeminiWire(Wire):
                 for i, p in enumerate(parts)
                 if isinstance(_map(p).get("text"), str) and bool(_map(p).get("thought")) == thought
             ]
-            first = _map(parts[same[0]])
-            keep = chunk.text or any(k not in ("text", "thought") for k in first)
-            for i in reversed(same[1:]):
-                del parts[i]
-            if keep:
-                parts[same[0]] = {**first, "text": chunk.text}
-            else:
-                del parts[same[0]]
+            # written across the text parts as a non-streamed answer is (`_merge`): each
+            # keeps its keys, and an empty one signed by Gemini keeps its signature
+            pieces = split_text([str(_map(parts[i])["text"]) for i in same], chunk.text)
+            for i, text in reversed(list(zip(same, pieces, strict=True))):
+                part = _map(parts[i])
+                if text == part["text"]:
+                    continue
+                if text or any(k not in ("text", "thought") for k in part):
+                    parts[i] = {**part, "text": text}
+                else:
+                    del parts[i]
         elif kind == "tool_call_start" and (
             chunk.text,
             chunk.tool_call_id,
