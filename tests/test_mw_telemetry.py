@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import enum
-import gc
 import json
 import logging
 import subprocess
@@ -86,17 +85,6 @@ def otel() -> Iterator[Otel]:
     yield made
     made.tracer_provider.shutdown()
     made.meter_provider.shutdown()
-
-
-@pytest.fixture
-def no_gc() -> Iterator[None]:
-    """No cyclic garbage collection: what ends "at once" cannot be the collector's doing."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def attrs_of(span: ReadableSpan) -> dict[str, Any]:

@@ -4,11 +4,10 @@ and hands the caller the SDK's own kind of object (SPEC §3, §4)."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import inspect
 import json
 import warnings
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import AsyncGenerator
 from typing import Any, cast
 
 import pytest
@@ -730,44 +729,11 @@ def cached_answer(request: hw.ModelRequest) -> hw.Respond:
     return hw.Respond("from cache")
 
 
-@pytest.mark.parametrize("sdk", ["openai", "anthropic"])
-def test_an_async_stream_left_by_break_as_its_loop_ends_closes_without_warnings(
-    sdk: str,
-) -> None:
-    """`asyncio.run` closes the async generators left open when its coroutine returns; the
-    run ends with `on_abort` once, and no generator is started after that shutdown."""
-    pytest.importorskip(sdk)
-    log: list[str] = []
-    provider = FakeProvider(["a long answer to read"], chunk_size=2)
-    wrapped = hw.wrap(getattr(provider, sdk)(async_=True), use=[*ended(log)])
-
-    async def main() -> None:
-        if sdk == "openai":
-            stream = await wrapped.chat.completions.create(model="m", messages=USER, stream=True)
-        else:
-            stream = await wrapped.messages.create(
-                model="m", max_tokens=9, messages=USER, stream=True
-            )
-        async for _ in stream:
-            break
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        asyncio.run(main())
-    assert [str(w.message) for w in caught] == []
-    assert log == ["abort: closed by consumer"]
-    assert provider.closed == 1
-
-
-@pytest.fixture
-def no_gc() -> Iterator[None]:
-    """No cyclic garbage collection: what ends "at once" cannot be the collector's doing."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
+def stream_of(client: Any, sdk: str) -> Any:
+    """A streamed call of an OpenAI or Anthropic `client` (awaited, for an async one)."""
+    if sdk == "openai":
+        return client.chat.completions.create(model="m", messages=USER, stream=True)
+    return client.messages.create(model="m", max_tokens=9, messages=USER, stream=True)
 
 
 @pytest.mark.parametrize("sdk", ["openai", "anthropic"])
@@ -781,10 +747,7 @@ def test_a_dropped_sdk_stream_is_closed_at_once_not_by_the_garbage_collector(
     log: list[str] = []
     provider = FakeProvider(["a long answer to read"], chunk_size=2)
     wrapped = hw.wrap(getattr(provider, sdk)(), use=[*ended(log)])
-    if sdk == "openai":
-        stream = wrapped.chat.completions.create(model="m", messages=USER, stream=True)
-    else:
-        stream = wrapped.messages.create(model="m", max_tokens=9, messages=USER, stream=True)
+    stream = stream_of(wrapped, sdk)
     if how == "break":
         for _ in stream:
             break
@@ -794,27 +757,31 @@ def test_a_dropped_sdk_stream_is_closed_at_once_not_by_the_garbage_collector(
 
 
 @pytest.mark.parametrize("sdk", ["openai", "anthropic"])
+@pytest.mark.parametrize("when", ["in the loop", "as the loop ends"])
 def test_an_async_sdk_stream_left_by_break_is_closed_by_the_loop_not_the_collector(
-    sdk: str, no_gc: None
+    sdk: str, when: str, no_gc: None
 ) -> None:
+    """Dropped, it is closed by the loop's finalizer for async generators a few steps
+    later; left when `asyncio.run`'s coroutine returns, by the loop as it shuts down. Each
+    ends the run with `on_abort` once, and no generator is started after that shutdown."""
     pytest.importorskip(sdk)
     log: list[str] = []
     provider = FakeProvider(["a long answer to read"], chunk_size=2)
     wrapped = hw.wrap(getattr(provider, sdk)(async_=True), use=[*ended(log)])
 
     async def main() -> None:
-        if sdk == "openai":
-            stream = await wrapped.chat.completions.create(model="m", messages=USER, stream=True)
-        else:
-            stream = await wrapped.messages.create(
-                model="m", max_tokens=9, messages=USER, stream=True
-            )
+        stream = await stream_of(wrapped, sdk)
         async for _ in stream:
             break
-        del stream
-        await settle(lambda: log)  # the loop's finalizer for async generators closes it
+        if when == "in the loop":
+            del stream
+            await settle(lambda: log)
+            assert log == ["abort: closed by consumer"]
 
-    asyncio.run(main())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        asyncio.run(main())
+    assert [str(w.message) for w in caught] == []
     assert log == ["abort: closed by consumer"]
     assert provider.closed == 1
 
