@@ -599,9 +599,10 @@ def test_usage_finish_and_model_changes_are_written() -> None:
         usage=hw.Usage(1, 2, 3), finish_reason="MAX_TOKENS", model="other"
     )
     out = W.write_response(response, data)
-    assert out["usageMetadata"] == {
+    assert out["usageMetadata"] == {  # the 2 thoughts of the 2 output tokens stay apart
         "promptTokenCount": 1,
-        "candidatesTokenCount": 2,
+        "candidatesTokenCount": 0,
+        "thoughtsTokenCount": 2,
         "totalTokenCount": 3,
     }
     assert out["candidates"][0]["finishReason"] == "MAX_TOKENS"
@@ -957,3 +958,24 @@ def test_a_history_a_hook_redacts_keeps_its_signatures_through_the_sdk() -> None
     assert sent["contents"][2]["parts"] == [
         {"functionResponse": {"name": "log", "response": {"result": "ok"}}}
     ]
+
+
+def test_a_changed_usage_keeps_the_counts_the_neutral_one_leaves_out() -> None:
+    meta = {
+        "promptTokenCount": 100,
+        "candidatesTokenCount": 7,
+        "thoughtsTokenCount": 30,
+        "cachedContentTokenCount": 80,
+        "totalTokenCount": 137,
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 100}],
+    }
+    data = {**reply(), "usageMetadata": meta}
+    response = W.response(data)
+    assert response.usage == hw.Usage(100, 37, 137)  # the thoughts are output
+    out = W.write_response(response.replace(usage=hw.Usage(100, 40, 140)), data)
+    assert out["usageMetadata"] == {
+        **meta,
+        "candidatesTokenCount": 10,
+        "totalTokenCount": 140,
+    }
+    assert W.response(out).usage == hw.Usage(100, 40, 140)

@@ -61,7 +61,7 @@ from .._types import (
     new_text_part,
     new_usage,
 )
-from ._wire import Event, Wire, finish_in, split_text
+from ._wire import Event, Wire, finish_in, json_int, split_text
 
 __all__ = ["SYNTHETIC_ID", "GeminiWire", "call_id", "model_of", "with_model"]
 
@@ -270,12 +270,20 @@ def _usage(data: Any) -> Usage | None:
     return made
 
 
-def _usage_dict(usage: Usage) -> dict[str, int]:
-    return {
-        "promptTokenCount": usage.input_tokens,
-        "candidatesTokenCount": usage.output_tokens,
-        "totalTokenCount": usage.total_tokens,
-    }
+def _usage_dict(usage: Usage, native: Any = None) -> dict[str, Any]:
+    """`usage` as Gemini counts it, over `native` (the usage it replaces), whose other counts
+    (cached content, details by modality) stay, and whose thoughts, which the neutral output
+    holds, stay apart from the candidates."""
+    base = _map(native)
+    out = {k: v for k, v in base.items() if "_" not in k and k not in _COUNTS}
+    thoughts = json_int(_get(base, "thoughtsTokenCount", "thoughts_token_count"))
+    kept = min(thoughts, usage.output_tokens)
+    out["promptTokenCount"] = usage.input_tokens
+    out["candidatesTokenCount"] = usage.output_tokens - kept
+    out["totalTokenCount"] = usage.total_tokens
+    if thoughts:
+        out["thoughtsTokenCount"] = kept
+    return out
 
 
 def _lower_types(schema: Any) -> Any:
@@ -853,10 +861,11 @@ class GeminiWire(Wire):
                 del candidate["finishReason"]
         out = _with_candidate(out, candidate)
         if response.usage != view.usage:
+            native = _get(out, "usageMetadata", "usage_metadata")
             out.pop("usage_metadata", None)
             out.pop("usageMetadata", None)
             if response.usage is not None:
-                out["usageMetadata"] = _usage_dict(response.usage)
+                out["usageMetadata"] = _usage_dict(response.usage, native)
         if response.model != view.model:
             out.pop("model_version", None)
             out["modelVersion"] = response.model
@@ -1028,10 +1037,11 @@ class GeminiWire(Wire):
             if chunk.finish_reason is None:
                 del candidate["finishReason"]
         if chunk.usage != own.usage:
+            native = _get(out, "usageMetadata", "usage_metadata")
             out.pop("usage_metadata", None)
             out.pop("usageMetadata", None)
             if chunk.usage is not None:
-                out["usageMetadata"] = _usage_dict(chunk.usage)
+                out["usageMetadata"] = _usage_dict(chunk.usage, native)
         if not parts and not candidate.get("finishReason") and "usageMetadata" not in out:
             return None
         if content or parts:
