@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import sys
 from typing import Any, Literal
@@ -109,11 +108,10 @@ def _patched(target: Any) -> list[Chain]:
     seen = target
     while isinstance(getattr(seen, "_self_chain", None), Chain):  # down to the SDK's object
         seen = getattr(seen, "__wrapped__", None)
-    owner = seen.__self__ if inspect.ismethod(seen) else seen
-    sdk: str | None = patch.PATCH_NAMES.get(type(owner).__module__.partition(".")[0])
-    chain: Chain | None = None if sdk is None else patch.patched_chain(sdk)
-    if sdk is None or chain is None:
+    found: tuple[str, Chain] | None = patch.patch_of(seen)
+    if found is None:
         return []
+    sdk, chain = found
     where = f"via hw.patch({_SDK_NAMES.get(sdk, sdk)!r})"
     return [Chain(_relabelled(hook, f"{hook.origin} {where}") for hook in chain.hooks)]
 

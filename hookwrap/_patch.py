@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import threading
 from typing import Any
 
@@ -19,14 +20,16 @@ _SDKS = {
     "google": "google",
 }
 
-_patched: dict[str, Chain] = {}
-# the top-level module of an SDK's classes -> the name its patch is kept under
-PATCH_NAMES = {"openai": "openai", "anthropic": "anthropic", "google": "google"}
+_patched: dict[str, Chain] = {}  # keyed by the top-level module of the SDK's classes
 
 
-def patched_chain(name: str) -> Chain | None:
-    """The hooks `hw.patch` put on the SDK `name` (as `_patched` keys it), if patched."""
-    return _patched.get(name)
+def patch_of(target: Any) -> tuple[str, Chain] | None:
+    """The SDK `target` (a client, resource or method) belongs to, and the hooks
+    `hw.patch` put on it, if patched."""
+    owner = target.__self__ if inspect.ismethod(target) else target
+    name = type(owner).__module__.partition(".")[0]
+    chain = _patched.get(name)
+    return None if chain is None else (name, chain)
 
 
 _lock = threading.Lock()  # patching is a check, then a change of classes: one at a time

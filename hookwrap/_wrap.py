@@ -256,13 +256,9 @@ def fresh_hooks(target: Any, hooks: Sequence[Hook]) -> list[Hook]:
 
 def _patched_hooks(target: Any) -> tuple[Hook, ...]:
     """The hooks `hw.patch` put on the SDK of `target` (a client, resource or method)."""
-    patch = sys.modules.get("hookwrap._patch")
-    owner = getattr(target, "__self__", None) if inspect.ismethod(target) else target
-    sdk = type(owner).__module__.partition(".")[0]
-    if patch is None or sdk not in patch.PATCH_NAMES:
-        return ()
-    chain = patch.patched_chain(patch.PATCH_NAMES[sdk])
-    return () if chain is None else chain.hooks
+    patch = sys.modules.get("hookwrap._patch")  # not imported: nothing patched
+    found: tuple[str, Chain] | None = None if patch is None else patch.patch_of(target)
+    return () if found is None else found[1].hooks
 
 
 def _check_target(fn: Any, what: str) -> None:
