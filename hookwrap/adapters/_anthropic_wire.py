@@ -11,7 +11,6 @@ import itertools
 import json
 import uuid
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from difflib import SequenceMatcher
 from typing import Any, cast
 
 from .._types import (
@@ -33,7 +32,18 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import NOTE, Event, Framer, Made, Wire, finish_in, highest, json_int, split_text
+from ._wire import (
+    NOTE,
+    Event,
+    Framer,
+    Made,
+    Wire,
+    diff_runs,
+    finish_in,
+    highest,
+    json_int,
+    split_text,
+)
 
 __all__ = ["MessagesWire"]
 
@@ -194,29 +204,13 @@ def _call_block(call: ToolCall, base: Any) -> Any:
 
 def _pairs(old: Sequence[Hashable], new: Sequence[Hashable]) -> list[tuple[int | None, bool]]:
     """For each new item, the old one it stands for (None: it is new) and whether it is
-    unchanged; a replaced run pairs with the old run in order, the rest is new or gone.
-
-    A common head and tail are matched first: edits are local (a prompt prepended, a
-    message appended or changed), and that settles which of two equal items is which.
-    """
+    unchanged; a replaced run pairs with the old run in order, the rest is new or gone
+    (`diff_runs` settles which of two equal items is which)."""
     found: list[tuple[int | None, bool]] = [(None, False)] * len(new)
-    n, m = len(old), len(new)
-    head = 0
-    while head < min(n, m) and old[head] == new[head]:
-        found[head] = (head, True)
-        head += 1
-    tail = 0
-    while tail < min(n, m) - head and old[n - 1 - tail] == new[m - 1 - tail]:
-        found[m - 1 - tail] = (n - 1 - tail, True)
-        tail += 1
-    middle = SequenceMatcher(None, old[head : n - tail], new[head : m - tail], autojunk=False)
-    for tag, i1, i2, j1, j2 in middle.get_opcodes():
-        if tag == "equal":
-            for t in range(j2 - j1):
-                found[head + j1 + t] = (head + i1 + t, True)
-        elif tag == "replace":
+    for tag, i1, i2, j1, j2 in diff_runs(old, new):
+        if tag in ("equal", "replace"):
             for t in range(min(i2 - i1, j2 - j1)):
-                found[head + j1 + t] = (head + i1 + t, False)
+                found[j1 + t] = (i1 + t, tag == "equal")
     return found
 
 

@@ -61,7 +61,7 @@ from .._types import (
     new_text_part,
     new_usage,
 )
-from ._wire import Event, Wire, finish_in, json_int, split_text
+from ._wire import Event, Wire, diff_runs, finish_in, json_int, split_text
 
 __all__ = ["SYNTHETIC_ID", "GeminiWire", "call_id", "model_of", "with_model"]
 
@@ -401,19 +401,7 @@ def _pairs(
     items of the same shape (a message's role, a part's kind) pair in order, so that an
     item a hook inserted or removed next to a changed one takes nothing of another."""
     found: list[int | None] = [None] * len(new)
-    olds, news = [repr(x) for x in old], [repr(x) for x in new]
-    n, m = len(olds), len(news)
-    head = 0
-    while head < min(n, m) and olds[head] == news[head]:
-        found[head] = head
-        head += 1
-    tail = 0
-    while tail < min(n, m) - head and olds[n - 1 - tail] == news[m - 1 - tail]:
-        found[m - 1 - tail] = n - 1 - tail
-        tail += 1
-    exact = SequenceMatcher(None, olds[head : n - tail], news[head : m - tail], autojunk=False)
-    for tag, i1, i2, j1, j2 in exact.get_opcodes():
-        i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
+    for tag, i1, i2, j1, j2 in diff_runs([repr(x) for x in old], [repr(x) for x in new]):
         if tag == "equal":
             found[j1:j2] = range(i1, i2)
         elif tag == "replace":

@@ -8,7 +8,6 @@ written over the dict it replaced, so only the modelled fields move.
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import json
 import operator
@@ -36,7 +35,18 @@ from .._types import (
     new_response,
     new_usage,
 )
-from ._wire import NOTE, Event, Framer, Made, Wire, finish_in, highest, json_int, split_text
+from ._wire import (
+    NOTE,
+    Event,
+    Framer,
+    Made,
+    Wire,
+    diff_runs,
+    finish_in,
+    highest,
+    json_int,
+    split_text,
+)
 
 __all__ = ["ChatCompletionsWire", "CompletionsWire", "ResponsesWire"]
 
@@ -216,26 +226,6 @@ def _groups(
     return groups, pending
 
 
-def _runs(old: Sequence[str], new: Sequence[str]) -> list[tuple[str, int, int, int, int]]:
-    """The opcodes of a diff of `old` to `new`, after a common head and tail are matched:
-    edits are local (a prompt prepended, a message appended or changed), and that settles
-    which of two equal messages is which (a diff alone may pair an untouched one with its
-    twin elsewhere, moving its native items)."""
-    n, m = len(old), len(new)
-    head = 0
-    while head < min(n, m) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(n, m) - head and old[n - 1 - tail] == new[m - 1 - tail]:
-        tail += 1
-    middle = difflib.SequenceMatcher(None, old[head : n - tail], new[head : m - tail], False)
-    runs = [("equal", 0, head, 0, head)]
-    for tag, i1, i2, j1, j2 in middle.get_opcodes():
-        runs.append((tag, head + i1, head + i2, head + j1, head + j2))
-    runs.append(("equal", n - tail, n, m - tail, m))
-    return runs
-
-
 def _write_groups(
     groups: Sequence[_Group], head: list[Any], messages: Sequence[Message], render: _Render
 ) -> list[Any]:
@@ -245,7 +235,7 @@ def _write_groups(
     old = [_key(m) for m, _ in groups]
     new = [_key(m) for m in messages]
     out = list(head)
-    for tag, i1, i2, j1, j2 in _runs(old, new):
+    for tag, i1, i2, j1, j2 in diff_runs(old, new):
         pool = list(groups[i1:i2])
         if tag == "equal":
             for (was, items), message in zip(pool, messages[j1:j2], strict=True):

@@ -8,7 +8,8 @@ back into its own objects. The fake provider in `hookwrap.testing` speaks the sa
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from difflib import SequenceMatcher
 from itertools import accumulate
 from typing import Any, cast
 
@@ -21,6 +22,7 @@ __all__ = [
     "Made",
     "SSEDecoder",
     "Wire",
+    "diff_runs",
     "encode_sse",
     "finish_in",
     "highest",
@@ -428,6 +430,28 @@ def highest(counts: Mapping[str, Any], more: Mapping[str, Any]) -> dict[str, Any
         if key not in out or json_int(count) > json_int(out[key]):
             out[key] = count
     return out
+
+
+def diff_runs(
+    old: Sequence[Hashable], new: Sequence[Hashable]
+) -> list[tuple[str, int, int, int, int]]:
+    """The opcodes (`difflib`'s) of a diff of `old` to `new`, after a common head and tail
+    are matched: edits are local (a prompt prepended, a message appended or changed), and
+    that settles which of two equal items is which (a diff alone may pair an untouched one
+    with its twin elsewhere, moving what the caller sent with it)."""
+    n, m = len(old), len(new)
+    head = 0
+    while head < min(n, m) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(n, m) - head and old[n - 1 - tail] == new[m - 1 - tail]:
+        tail += 1
+    middle = SequenceMatcher(None, old[head : n - tail], new[head : m - tail], autojunk=False)
+    runs = [("equal", 0, head, 0, head)]
+    for tag, i1, i2, j1, j2 in middle.get_opcodes():
+        runs.append((tag, head + i1, head + i2, head + j1, head + j2))
+    runs.append(("equal", n - tail, n, m - tail, m))
+    return runs
 
 
 def split_text(old: Sequence[str], new: str) -> list[str]:
