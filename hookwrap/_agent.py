@@ -410,6 +410,11 @@ class Agent:
 
     def _session(self, messages: list[Message], is_async: bool, run_id: str | None) -> _Session:
         if not is_async:
+            if self._caller.is_async:  # refused before the run starts, as an async hook is
+                raise TypeError(
+                    f"{self._caller.label} is async: run this agent with "
+                    "`await agent.arun(...)` (or give it a sync model)"
+                )
             for hook in self._chain.hooks:
                 if hook.is_async:
                     raise TypeError(

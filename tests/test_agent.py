@@ -1285,6 +1285,28 @@ def test_bad_run_input_and_async_hooks_in_a_sync_run_are_clear_errors() -> None:
     assert asyncio.run(Agent(Script("fine"), use=[slow]).arun("x")).text == "fine"
 
 
+def test_an_async_model_in_a_sync_run_is_refused_before_the_run_starts() -> None:
+    seen: list[str] = []
+
+    @hw.on_start
+    def started() -> None:
+        seen.append("on_start")
+
+    @hw.on_error
+    def failed(info: hw.FinishInfo) -> None:
+        seen.append("on_error")
+
+    async def answer(request: hw.ModelRequest) -> str:
+        return "async"
+
+    agent = Agent(answer, use=[started, failed])
+    for run in (agent.run, lambda text: next(iter(agent.stream(text)))):
+        with pytest.raises(TypeError, match=r"answer is async: run this agent with `await agent"):
+            run("x")
+    assert seen == []  # no run was started, so none ended
+    assert asyncio.run(agent.arun("x")).text == "async"
+
+
 def test_an_async_tool_in_a_sync_run_is_a_clear_error() -> None:
     @hw.tool
     async def later() -> str:
