@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import re
@@ -146,8 +147,11 @@ class Wrapped(_Proxy):
         if not chain.hooks:
             FunctionAdapter(target)  # refuses a target hooks could not be put around
         else:
-            # an object's `async def __call__` makes it an async target too
-            call: Any = target if inspect.isroutine(target) else type(target).__call__
+            call: Any = target
+            while isinstance(call, functools.partial):  # the function it binds arguments of
+                call = call.func  # pyright: ignore[reportUnknownMemberType]
+            if not inspect.isroutine(call):  # an object's `async def __call__` is async too
+                call = type(call).__call__
             is_async = inspect.iscoroutinefunction(call) or inspect.isasyncgenfunction(call)
             engine = ModelEngine(FunctionAdapter(target), chain, is_async, describe(target))
             if inspect.isasyncgenfunction(call):

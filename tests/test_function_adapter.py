@@ -513,3 +513,32 @@ def test_what_a_partial_binds_is_given_hooks_see_and_change_it() -> None:
     bound = hw.model(functools.partial(llm, temperature=0.9), use=[remove])
     with pytest.raises(TypeError, match=r"removed option 'temperature', which .* binds"):
         bound([{"role": "user", "content": "hi"}])
+
+
+def test_a_partial_of_an_async_function_or_generator_is_an_async_target() -> None:
+    import asyncio
+    import functools
+    from collections.abc import AsyncIterator
+
+    seen: list[str | None] = []
+
+    @hw.before_model
+    async def look(request: hw.ModelRequest) -> None:  # an async hook: allowed
+        seen.append(request.model)
+
+    async def llm(messages: list[dict[str, str]], model: str = "default") -> str:
+        return f"answer from {model}"
+
+    async def pieces(messages: list[dict[str, str]], model: str = "default") -> AsyncIterator[str]:
+        yield model
+        yield "!"
+
+    chat = hw.model(functools.partial(llm, model="m"), use=[look])
+    streamed = hw.model(functools.partial(functools.partial(pieces), model="s"), use=[look])
+
+    async def main() -> list[str]:
+        said = [{"role": "user", "content": "hi"}]
+        return [await chat(said), "".join([c async for c in streamed(said)])]
+
+    assert asyncio.run(main()) == ["answer from m", "s!"]
+    assert seen == ["m", "s"]
