@@ -232,6 +232,31 @@ def test_a_whole_answer_with_tool_calls_keeps_them_in_a_dict_stream() -> None:
     assert seen[0].finish_reason == "tool_calls"
 
 
+def test_a_stream_annotated_as_chunks_gets_chunks_a_hook_adds_or_responds() -> None:
+    """Before the stream yielded anything, the annotation says the form: `Chunk`s here."""
+
+    @hw.wrap_model
+    def prepend(request: hw.ModelRequest) -> Any:
+        inner = yield request
+
+        def chunks() -> Iterator[hw.Chunk]:
+            yield hw.Chunk("text", "pre ")
+            yield from inner
+
+        return chunks()
+
+    @hw.before_model
+    def canned(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond("canned")
+
+    def llm(prompt: str) -> Iterator[hw.Chunk]:
+        yield hw.Chunk("text", "said")
+
+    added = list(hw.model(llm, use=[prepend])("hi"))
+    assert added == [hw.Chunk("text", "pre "), hw.Chunk("text", "said")]
+    assert list(hw.model(llm, use=[canned])("hi")) == [hw.Chunk("text", "canned")]
+
+
 @pytest.mark.parametrize("shape", EAGER)
 def test_generator_form_hook_retries_by_yielding_again(shape: str) -> None:
     """The inner exception is thrown in at the `yield`; yielding again calls again."""

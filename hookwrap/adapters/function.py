@@ -36,13 +36,15 @@ _RESERVED = ("model", "stream")
 _MESSAGE_KEYS = frozenset(("role", "content", "tool_calls", "tool_call_id", "name"))
 
 
-def _annotation_kind(fn: Callable[..., Any]) -> Literal["str", "dict", "Message"]:
+def _annotation_kind(fn: Callable[..., Any]) -> Literal["str", "dict", "Message", "Chunk"]:
     try:
         hints = typing.get_type_hints(fn)
     except Exception:  # unresolvable annotations: fall back to the raw text
         hints = dict(getattr(fn, "__annotations__", {}))
     ret = hints.get("return")
     text = ret if isinstance(ret, str) else repr(ret)
+    if "Chunk" in text:  # a stream of `Chunk`s (`Iterator[hw.Chunk]`)
+        return "Chunk"
     if ret is Message or "Message" in text:
         return "Message"
     if ret is dict or "dict" in text.lower() or "Mapping" in text:
@@ -462,6 +464,8 @@ class FunctionAdapter(Adapter):
         chunk = Chunk("text", response.text)
         if self.returns == "dict":
             return [chunk_to_dict(chunk)]
+        if self.returns == "Chunk":
+            return [chunk]
         return [response.text]
 
     def is_stream(self, value: Any) -> bool:
