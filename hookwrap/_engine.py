@@ -277,7 +277,13 @@ class ModelEngine(_Shared):
                     return value
                 raise bad_return(hook, value, f"{shape} iterator of Chunks in this call")
             if value is None:
-                raise bad_return(hook, value, "the response: `return call_next(request)`")
+                raise bad_return(
+                    hook,
+                    value,
+                    "the response: `return call_next(request)`"
+                    if hook.spec.form == "call_next"
+                    else "`response = yield request` (or a response of its own)",
+                )
             try:
                 return adapter.coerce(value, None)
             except TypeError:

@@ -148,7 +148,7 @@ def _inspect(fn: Callable[..., Any], kind: str) -> tuple[bool, str]:
         return ctx is not None, form
     if not _accepts(others, len(expected)):
         shown = ", ".join((*expected, "ctx=None")) if expected else "ctx=None"
-        found = ", ".join(str(p) for p in shown_params)
+        found = inspect.Signature(shown_params)  # shows `*` and `/` where they are
         extra = ""
         if kind.startswith("wrap_"):
             arg = expected[0]
@@ -156,10 +156,13 @@ def _inspect(fn: Callable[..., Any], kind: str) -> tuple[bool, str]:
                 f"\n  or, the generator form: a generator taking ({arg}) that does "
                 f"`result = yield {arg}`"
             )
+        hint = ""
+        if expected and any(p.kind is p.KEYWORD_ONLY and p.default is p.empty for p in others):
+            hint = f"\n  (the stage passes {', '.join(expected)} by position, not by keyword)"
         raise TypeError(
             f"{kind} hook {describe(fn)} has the wrong parameters\n"
             f"  expected: ({shown})  (ctx is optional){extra}\n"
-            f"  found:    ({found})"
+            f"  found:    {found}{hint}"
         )
     return ctx is not None, form
 

@@ -50,8 +50,9 @@ def _forgiven(hook: Hook, exc: BaseException) -> bool:
 
 def _yielded(hook: Hook, value: Any) -> None:
     if not isinstance(value, _REQUESTS):
-        raise bad_return(
-            hook, value, "the generator form to yield the request (or hw.Respond(response))"
+        raise TypeError(
+            f"{hook.label} yielded {type(value).__name__} ({value!r:.80}); expected the "
+            "generator form to yield the request (or hw.Respond(response))"
         )
 
 
@@ -317,7 +318,9 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
         try:
             sent = await gen.__anext__()
         except StopAsyncIteration:
-            raise bad_return(hook, None, "the generator form to yield the request") from None
+            raise bad_return(
+                hook, None, "`response = yield request` (or `yield hw.Respond(response)`)"
+            ) from None
         except BaseException as exc:
             if _forgiven(hook, exc):
                 return await inner(request)

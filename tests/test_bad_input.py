@@ -111,6 +111,18 @@ def test_a_method_missing_the_stage_argument_shows_all_its_parameters() -> None:
     assert "found:    (self)" in text
 
 
+def test_a_keyword_only_stage_argument_is_shown_as_such_and_explained() -> None:
+    with pytest.raises(TypeError) as err:
+
+        @hw.before_model
+        def guard(*, request: Any) -> None:
+            return None
+
+    text = str(err.value)
+    assert "found:    (*, request: 'Any')" in text
+    assert text.endswith("(the stage passes request by position, not by keyword)")
+
+
 def test_bad_stack_switches() -> None:
     with pytest.raises(TypeError, match=r"continue_on_error=\.\.\.\) must be True or False"):
         hw.Stack(continue_on_error="yes")
@@ -424,9 +436,7 @@ def test_generator_form_yielding_something_else_than_the_request() -> None:
     def odd(request: hw.ModelRequest) -> Iterator[Any]:
         yield "not a request"
 
-    with pytest.raises(
-        TypeError, match=r"wrap_model hook .*odd.* returned str .*yield the request"
-    ):
+    with pytest.raises(TypeError, match=r"wrap_model hook .*odd.* yielded str .*yield the request"):
         hw.model(answer, use=[odd])("x")
 
 
@@ -439,8 +449,21 @@ def test_an_async_generator_form_that_never_yields() -> None:
     async def aanswer(prompt: str) -> str:
         return prompt
 
-    with pytest.raises(TypeError, match=r"empty.*yield the request"):
+    with pytest.raises(TypeError, match=r"empty.*returned NoneType.*`response = yield request`"):
         asyncio.run(hw.model(aanswer, use=[empty])("x"))
+
+
+def test_a_generator_form_that_ends_with_no_call_and_no_response_says_what_it_lacks() -> None:
+    @hw.wrap_model
+    def forgot(request: hw.ModelRequest) -> Iterator[Any]:
+        if False:
+            yield request
+
+    with pytest.raises(TypeError) as err:
+        hw.model(lambda prompt: prompt, use=[forgot])("x")
+    assert "forgot" in str(err.value)
+    assert "expected `response = yield request` (or a response of its own)" in str(err.value)
+    assert "call_next" not in str(err.value)  # the other form's advice
 
 
 def test_a_respond_with_no_answer_names_its_hook() -> None:
