@@ -10,8 +10,8 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal, Union
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, Literal, Union, cast
 
 import attrs
 
@@ -63,8 +63,9 @@ def schema_of(tp: Any) -> dict[str, Any]:
     if inspect.isclass(tp) and (dataclasses.is_dataclass(tp) or attrs.has(tp)):
         cls: Any = tp
         hints = typing.get_type_hints(cls)
+        # a field with init=False cannot be passed, so the model is not shown it
         if attrs.has(cls):
-            fields = [(a.name, a.default is attrs.NOTHING) for a in attrs.fields(cls)]
+            fields = [(a.name, a.default is attrs.NOTHING) for a in attrs.fields(cls) if a.init]
         else:
             fields = [
                 (
@@ -72,6 +73,7 @@ def schema_of(tp: Any) -> dict[str, Any]:
                     f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING,
                 )
                 for f in dataclasses.fields(cls)
+                if f.init
             ]
         return {
             "type": "object",
@@ -257,14 +259,20 @@ class ToolBinding:
         kwargs: dict[str, Any] = {}
         for key, value in arguments.items():
             param = self.params.get(key)
-            if structure and key in self.preset:
+            # what the tool binds itself (a partial's keyword, its RunContext) is not the model's
+            if structure and (key in self.preset or (key == "ctx" and self.takes_ctx)):
                 raise ToolArgumentError(f"{self.spec.name}() got an unexpected argument {key!r}")
             if param is None:
                 if any(p.kind is p.VAR_KEYWORD for p in self.params.values()):
                     kwargs[key] = value
                     continue
                 raise ToolArgumentError(f"{self.spec.name}() got an unexpected argument {key!r}")
-            if structure and key in self.hints and param.kind is not param.VAR_POSITIONAL:
+            if (
+                structure
+                and key in self.hints
+                and param.kind is not param.VAR_POSITIONAL
+                and not _typed(value, self.hints[key])
+            ):
                 try:
                     value = strict.structure(value, self.hints[key])
                 except Exception as exc:
@@ -310,6 +318,30 @@ class ToolBinding:
             return raw.fn(*args, **kwargs)
         args, kwargs = self._split(call.arguments, True)  # from a model: JSON values
         return self.fn(*args, **kwargs)
+
+
+def _typed(value: Any, tp: Any) -> bool:
+    """Whether `value` is of type `tp` already, as no JSON value is: an enum member, a
+    dataclass or attrs instance, or a list, set, tuple or dict of them. A `before_tool` hook
+    may set such a value; it reaches the tool as it is, where the model's JSON is structured."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is not None and not args:  # `typing.List` bare: items of any type, as JSON's
+        return False
+    if origin is typing.Annotated:
+        return _typed(value, args[0])
+    if origin is Union or origin is types.UnionType:
+        return any(_typed(value, option) for option in args)
+    if origin in (list, set, frozenset) or (origin is tuple and args[1:] == (Ellipsis,)):
+        items = cast("Iterable[Any]", value)
+        return isinstance(value, origin) and all(_typed(item, args[0]) for item in items)
+    if origin in (dict, Mapping):
+        mapping = cast("Mapping[Any, Any]", value)
+        return isinstance(value, Mapping) and all(_typed(v, args[1]) for v in mapping.values())
+    return (
+        inspect.isclass(tp)
+        and (issubclass(tp, enum.Enum) or dataclasses.is_dataclass(tp) or attrs.has(tp))
+        and isinstance(value, tp)
+    )
 
 
 def _type_name(tp: Any) -> str:

@@ -722,6 +722,62 @@ def test_a_ctx_parameter_receives_the_tool_calls_run_context_and_is_not_in_the_s
     assert asyncio.run(alookup("Rome")) == "Rome: tool"
 
 
+@pytest.mark.parametrize("sent", ["injected", None, {}])
+def test_a_model_that_sends_ctx_gets_a_tool_error_as_for_any_argument_not_in_the_schema(
+    sent: Any,
+) -> None:
+    """`ctx` is the tool's own, however it is annotated: the model cannot set it, and a tool
+    that the model calls gets the run's RunContext."""
+    ran: Log = []
+
+    @hw.tool
+    def plain(x: int, ctx: Any = None) -> str:
+        ran.append(ctx)
+        return "plain"
+
+    @hw.tool
+    def optional(x: int, ctx: hw.RunContext[None] | None = None) -> str:
+        ran.append(ctx)
+        return "optional"
+
+    @hw.tool
+    def required(x: int, ctx: hw.RunContext[None]) -> str:
+        ran.append(ctx)
+        return "required"
+
+    for tool in (plain, optional, required):
+        name = tool.spec.name
+        with pytest.raises(hw.ToolArgumentError) as excinfo:
+            tool.invoke(hw.ToolCall("c1", name, {"x": 1, "ctx": sent}))
+        assert str(excinfo.value) == f"{name}() got an unexpected argument 'ctx'"
+        assert ran == []
+        assert tool.invoke(hw.ToolCall("c2", name, {"x": 1})) == name
+        assert isinstance(ran.pop(), hw.RunContext)
+
+
+def test_a_ctx_the_model_sends_reaches_it_as_a_tool_error_in_an_agent_run() -> None:
+    @hw.tool
+    def lookup(city: str, ctx: hw.RunContext[None] | None = None) -> str:
+        """Look a city up."""
+        return f"{city}: {type(ctx).__name__}"
+
+    def model(request: hw.ModelRequest) -> Any:
+        if request.messages[-1].role == "user":
+            return hw.Message.assistant(
+                "",
+                [
+                    hw.ToolCall("1", "lookup", {"city": "Oslo", "ctx": "injected"}),
+                    hw.ToolCall("2", "lookup", {"city": "Rome"}),
+                ],
+            )
+        return " | ".join(m.text for m in request.messages if m.role == "tool")
+
+    result = hw.Agent(model, tools=[lookup]).run("go")
+    assert result.text == (
+        "Error: ToolArgumentError: lookup() got an unexpected argument 'ctx' | Rome: RunContext"
+    )
+
+
 # -- arguments a model got wrong: malformed JSON, values of the wrong kind --------------------
 
 
@@ -1018,3 +1074,105 @@ def test_arguments_that_are_not_json_stay_refused_across_an_interrupt() -> None:
     assert done.status == "finished"
     assert done.text.startswith("Error: ToolArgumentError: the arguments of tally")
     assert ran == []
+
+
+# -- what a before_tool hook sets: typed values pass, JSON is structured ----------------------
+
+
+def test_typed_values_a_before_tool_hook_sets_reach_the_tool_unchanged() -> None:
+    """A hook's Python values (an enum member, a dataclass or attrs instance, an Optional or
+    a list of them) are already of the parameter's type: the tool gets them as they are,
+    where the model's JSON beside them is structured."""
+    stop, window, stops = Stop("Oslo", 2), Window(1, 2), [Stop("Rome", 1)]
+
+    @hw.before_tool
+    def preset(call: hw.ToolCall) -> hw.ToolCall:
+        typed = {"level": Level.HIGH, "stop": stop, "window": window, "stops": stops}
+        return call.replace(arguments={**call.arguments, **typed})
+
+    book = hw.wrap(_strict_tool(), use=[preset])
+    got = book.invoke(hw.ToolCall("t", "book", {"nights": 2.0, "tags": ["a"]}))
+    assert got["level"] is Level.HIGH
+    assert got["stop"] is stop
+    assert got["window"] is window
+    assert got["stops"] is stops
+    assert (got["nights"], got["tags"]) == (2, ["a"])
+    assert type(got["nights"]) is int
+
+
+def test_a_typed_value_from_a_hook_runs_the_tool_in_an_agent_run() -> None:
+    @hw.before_tool
+    def defaults(call: hw.ToolCall) -> hw.ToolCall:
+        return call.replace(
+            arguments={**call.arguments, "color": Color.GREEN, "where": Location("Paris")}
+        )
+
+    @hw.tool(use=[defaults])
+    def forecast(where: Location, color: Color = Color.RED) -> str:
+        """Forecast."""
+        return f"{where.city} in {color.value}"
+
+    def model(request: hw.ModelRequest) -> Any:
+        if request.messages[-1].role == "user":
+            return hw.Message.assistant(
+                "", [hw.ToolCall("1", "forecast", {"where": {"city": "Rome"}})]
+            )
+        return request.messages[-1].text
+
+    assert hw.Agent(model, tools=[forecast]).run("go").text == "Paris in green"
+
+
+@pytest.mark.parametrize(
+    ("typed", "error"),
+    [
+        ({"level": Color.RED}, "argument 'level' of book: expected Level, got "),
+        ({"stop": Location("Oslo")}, "argument 'stop' of book: expected Optional[Stop], got "),
+        ({"stops": [Stop("Oslo", 1), Location("Rome")]}, "argument 'stops' of book: expected "),
+    ],
+)
+def test_a_value_of_another_type_a_hook_sets_is_still_a_tool_argument_error(
+    typed: dict[str, Any], error: str
+) -> None:
+    @hw.before_tool
+    def preset(call: hw.ToolCall) -> hw.ToolCall:
+        return call.replace(arguments={**call.arguments, **typed})
+
+    book = hw.wrap(_strict_tool(), use=[preset])
+    with pytest.raises(hw.ToolArgumentError) as excinfo:
+        book.invoke(hw.ToolCall("t", "book", {}))
+    assert str(excinfo.value).startswith(error), str(excinfo.value)
+
+
+# -- fields that cannot be passed -------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Order:
+    item: str
+    total: float = dataclasses.field(init=False, default=0.0)
+
+
+@attrs.define
+class Basket:
+    item: str
+    count: int = attrs.field(init=False, default=0)
+
+
+def test_a_field_with_init_false_is_left_out_of_the_schema() -> None:
+    """A dataclass or attrs field with init=False cannot be passed: the model is not shown
+    it, the object is made without it, and a model that sends it anyway is refused."""
+
+    @hw.tool
+    def order(first: Order, second: Basket) -> str:
+        """Order."""
+        return f"{first!r} {second!r}"
+
+    props = order.spec.parameters["properties"]
+    assert props["first"]["properties"].keys() == {"item"}
+    assert props["second"]["properties"].keys() == {"item"}
+    arguments: dict[str, Any] = {"first": {"item": "tea"}, "second": {"item": "jam"}}
+    assert order.invoke(hw.ToolCall("o", "order", arguments)) == (
+        "Order(item='tea', total=0.0) Basket(item='jam', count=0)"
+    )
+    with pytest.raises(hw.ToolArgumentError, match="total"):
+        order.invoke(hw.ToolCall("o", "order", {**arguments, "first": {"item": "a", "total": 1}}))
