@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
-from typing import Any, cast
+from collections.abc import Set as AbstractSet
+from typing import Any, cast, get_origin
 
 import cattrs
 
@@ -124,13 +125,21 @@ def tool_call_from(item: Any) -> ToolCall:
 
 def result_text(value: Any) -> str:
     """A tool result as the model reads it: a str as is, anything else as JSON (through the
-    converter), or its `repr` when it is no JSON data."""
+    converter; a set as an array), or its `repr` when it is no JSON data."""
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(converter.unstructure(value), ensure_ascii=False, default=str)
+        return json.dumps(converter.unstructure(value), ensure_ascii=False, default=_loose)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def _loose(value: Any) -> Any:
+    """What JSON has for a value the converter left as it is: an array for a set (in a
+    field typed `Collection`), else its `str` (a `datetime`, a `Decimal`, a `Path`)."""
+    if isinstance(value, AbstractSet):
+        return _array(cast("AbstractSet[object]", value))
+    return str(value)
 
 
 def arguments_text(arguments: Mapping[str, Any]) -> str:
@@ -274,6 +283,22 @@ def chunk_to_dict(chunk: Chunk, like: Mapping[str, Any] | None = None) -> dict[s
     return out
 
 
+def _is_set(tp: Any) -> bool:
+    origin = get_origin(tp) or tp
+    return isinstance(origin, type) and issubclass(origin, AbstractSet)
+
+
+def _array(value: AbstractSet[Any]) -> list[Any]:
+    """A set as JSON has it: an array, sorted when its items sort (for the same text each
+    time), else in its own order."""
+    items = [converter.unstructure(item) for item in value]
+    try:
+        return sorted(items)
+    except TypeError:  # items of kinds that do not compare
+        return items
+
+
+converter.register_unstructure_hook_func(_is_set, _array)
 converter.register_structure_hook(Message, lambda value, _: message_from(value))  # pyright: ignore[reportUnknownLambdaType]
 converter.register_unstructure_hook(Message, message_to_dict)
 converter.register_structure_hook(ToolCall, lambda value, _: tool_call_from(value))  # pyright: ignore[reportUnknownLambdaType]

@@ -3,19 +3,24 @@
 A model writes a tool call's arguments as JSON. A value of the wrong kind (`null` for a
 `str`, `"false"` for a `bool`, `2.7` for an `int`, a string for a list) is a bad argument
 the model is told about, never coerced as cattrs' default converter would; a key that a
-dataclass or attrs class has no field for is refused, as an unknown argument is.
+dataclass or attrs class has no field for is refused, as an unknown argument is. A value
+for a union is read as the first member, by these same rules, that takes it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import inspect
 import json
+import types
 import typing
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import Any, Literal, cast
+from typing import Any, Literal, Union, cast
 
+import attrs
 import cattrs
+from cattrs.disambiguators import is_supported_union
 from cattrs.errors import BaseValidationError, IterableValidationError, IterableValidationNote
 from cattrs.v import format_exception, transform_error
 
@@ -161,6 +166,105 @@ def _each(tp: Any, items: Iterable[tuple[Any, Any, Any]]) -> list[Any]:
     return out
 
 
+_NONE: Any = type(None)
+_KINDS: dict[Any, tuple[type, ...]] = {  # the Python types of the JSON values each reads
+    _NONE: (_NONE,),
+    bool: (bool,),
+    int: (int, float),  # an integral float is an int
+    float: (float, int),
+    str: (str,),
+}
+
+
+def _kinds(tp: Any) -> tuple[type, ...] | None:
+    """The Python types of the JSON values `tp` may be read from, the one that is exactly
+    its own first; None for a type that says nothing of them (`Any`, ...)."""
+    if tp in _KINDS:
+        return _KINDS[tp]
+    if _is_literal(tp) or _is_enum(tp):
+        found: list[type] = []
+        for option in _options(tp):
+            value: object = option.value if isinstance(option, enum.Enum) else option
+            found.extend(_KINDS.get(type(value), (type(value),)))
+        return tuple(found)
+    if _is_array(tp):
+        return (list, tuple)
+    origin = typing.get_origin(tp) or tp
+    if _is_mapping(tp) or attrs.has(origin) or dataclasses.is_dataclass(origin):
+        return (Mapping,)
+    return None
+
+
+def _options(tp: Any) -> list[Any]:
+    return list(tp) if _is_enum(tp) else list(typing.get_args(tp))
+
+
+def _takes(kinds: tuple[type, ...], value: Any) -> bool:
+    """`value` is of one of `kinds`, a bool only where `bool` is named: not an int in JSON."""
+    return isinstance(value, kinds) and (not isinstance(value, bool) or bool in kinds)
+
+
+def _name(tp: Any) -> str:
+    """`tp` as written in a signature, for a message: `list[str]`, `None`."""
+    if tp is _NONE:
+        return "None"
+    if _is_literal(tp):
+        return f"Literal[{', '.join(map(repr, typing.get_args(tp)))}]"
+    args = typing.get_args(tp)
+    if _is_union(tp):
+        return " | ".join(map(_name, args))
+    if args:
+        inner = ", ".join("..." if a is Ellipsis else _name(a) for a in args)
+        return f"{_name(typing.get_origin(tp))}[{inner}]"
+    return str(getattr(tp, "__name__", tp))
+
+
+def _strict_union(tp: Any) -> Callable[[Any, Any], Any]:
+    """The hook of a union of plain types (`int | str`, `str | list[str]`, with dataclasses
+    or None): a value goes to the members that read its JSON kind, a Literal or an enum
+    first, then the member whose own kind it is (an int to `int` before `float`), each as
+    that member alone reads it; the first that takes it wins. When none does, the error is
+    that of the only member of its kind, which says what inside was wrong, or else one
+    naming every member."""
+    members = [(m, _kinds(m)) for m in typing.get_args(tp)]
+    expected = _name(tp)
+
+    def rank(member: tuple[Any, tuple[type, ...] | None], value: Any) -> int:
+        option, kinds = member
+        if _is_literal(option) or _is_enum(option):
+            return 0
+        return 1 if kinds is not None and _takes(kinds[:1], value) else 2
+
+    def hook(value: Any, _tp: Any) -> Any:
+        fitting = [(m, k) for m, k in members if k is None or _takes(k, value)]
+        fitting.sort(key=lambda m: rank(m, value))  # stable: else in the union's order
+        errors: list[Exception] = []
+        for member, _ in fitting:
+            if member is _NONE:
+                return None
+            try:
+                return strict.structure(value, member)
+            except Exception as exc:
+                errors.append(exc)
+        if len(errors) == 1 and type(errors[0]) is not _Mismatch:
+            raise errors[0]
+        raise _got(expected, value)
+
+    return hook
+
+
+def _is_union(tp: Any) -> bool:
+    return typing.get_origin(tp) in (Union, types.UnionType)
+
+
+def _is_plain_union(tp: Any) -> bool:
+    """A union cattrs does not read itself: it reads `X | None` and unions of dataclasses
+    and attrs classes (telling them apart by their fields)."""
+    args = typing.get_args(tp)
+    optional = len(args) == 2 and _NONE in args
+    return _is_union(tp) and not optional and not is_supported_union(tp)
+
+
 def _is_literal(tp: Any) -> bool:
     return typing.get_origin(tp) is Literal
 
@@ -186,6 +290,7 @@ strict.register_structure_hook_func(_is_literal, _strict_literal)
 strict.register_structure_hook_func(_is_enum, _strict_enum)
 strict.register_structure_hook_func(_is_array, _strict_array)
 strict.register_structure_hook_func(_is_mapping, _strict_mapping)
+strict.register_structure_hook_factory(_is_plain_union, _strict_union)
 
 
 def why_not(exc: BaseException, key: str) -> str:
