@@ -308,15 +308,25 @@ def test_a_streamed_gemini_caller_gets_another_providers_tool_calls_whole(
     assert found == [("lookup", {"q": "x"}), ("other", {})]
 
 
-@pytest.mark.parametrize("caller", ["responses", "genai"])
+@pytest.mark.parametrize("alternative", ["an Anthropic stream", "a function's whole answer"])
+@pytest.mark.parametrize("caller", ["responses", "chat", "genai"])
 def test_a_streamed_answer_from_an_alternative_names_the_model_the_caller_asked(
-    caller: str,
+    caller: str, alternative: str
 ) -> None:
     pytest.importorskip("anthropic")
     pytest.importorskip("google.genai" if caller == "genai" else "openai")
     primary, other = FakeProvider(["never"]), FakeProvider(["ok"])
     primary.fail(500)
-    fallback = Fallback(models=[(other.anthropic(max_retries=0), "claude-test")])
+    fallback = Fallback(
+        models=[(other.anthropic(max_retries=0), "claude-test")]
+        if alternative == "an Anthropic stream"
+        else [backup]  # no stream: its answer is made into the caller's stream
+    )
+    if caller == "chat":
+        client = hw.wrap(primary.openai(max_retries=0), use=[fallback])
+        chunks = client.chat.completions.create(model="gpt-asked", messages=USER, stream=True)
+        assert {chunk.model for chunk in chunks} == {"gpt-asked"}
+        return
     if caller == "responses":
         client = hw.wrap(primary.openai(max_retries=0), use=[fallback])
         with client.responses.stream(model="gpt-asked", input="hi") as stream:
@@ -475,7 +485,7 @@ def test_an_async_stream_reads_a_sync_alternatives_stream_off_the_event_loop() -
 @pytest.mark.parametrize(
     ("kwargs", "error", "message"),
     [
-        ({}, ValueError, "at least one"),
+        ({}, TypeError, "missing 1 required keyword-only argument: .models."),
         ({"models": []}, ValueError, "at least one"),
         ({"models": "gpt-4o"}, TypeError, "must be a list"),
         ({"models": [42]}, TypeError, "model names.*got int"),

@@ -124,7 +124,7 @@ class Fallback(Middleware):
 
     name = "Fallback"
 
-    def __init__(self, *, models: Sequence[Any] = (), on: FallbackOn | None = None) -> None:
+    def __init__(self, *, models: Sequence[Any], on: FallbackOn | None = None) -> None:
         if isinstance(models, (str, bytes)) or not isinstance(models, Sequence):
             raise TypeError(f"Fallback(models=...) must be a list (got {models!r:.80})")
         items = cast("Sequence[object]", models)
@@ -141,13 +141,17 @@ class Fallback(Middleware):
             return False
         return bool(self.on(error))
 
-    def _answered(self, response: Any, alternative: _SameTarget | ModelCaller | None) -> Any:
+    def _answered(
+        self, response: Any, alternative: _SameTarget | ModelCaller | None, request: ModelRequest
+    ) -> Any:
         ctx = current_var.get()
         label = None if alternative is None else alternative.label
         if ctx is not None:
             ctx.call_state["fallback"] = label
         if alternative is None or not isinstance(response, ModelResponse):
             return response
+        if request.stream:  # the caller's own stream, under the model it asked for
+            return response.replace(raw=None, model=request.model)
         # another provider's raw answer would be read as the caller's own: leave it out
         return response.replace(
             raw=None, model=response.model or getattr(alternative, "model", None) or label
@@ -172,7 +176,7 @@ class Fallback(Middleware):
             response = await call_next(request)
             if hasattr(response, "__anext__"):
                 response = await aprimed(response)
-            return self._answered(response, None)
+            return self._answered(response, None, request)
         except BaseException as error:
             self._failed(error, errors, "the first model")
         for alternative in self.models:
@@ -185,7 +189,7 @@ class Fallback(Middleware):
                     response = await _astreamed(alternative, request)
                 else:  # a sync model in an async call runs in a worker thread
                     response = await alternative.acall(request)
-                return self._answered(response, alternative)
+                return self._answered(response, alternative, request)
             except BaseException as error:
                 self._failed(error, errors, alternative.label)
         raise self._give_up(errors)
@@ -198,7 +202,7 @@ class Fallback(Middleware):
             response = call_next(request)
             if hasattr(response, "__next__"):
                 response = primed(response)
-            return self._answered(response, None)
+            return self._answered(response, None, request)
         except BaseException as error:
             self._failed(error, errors, "the first model")
         for alternative in self.models:
@@ -215,7 +219,7 @@ class Fallback(Middleware):
                     response = _streamed(alternative, request)
                 else:
                     response = alternative.call(request)
-                return self._answered(response, alternative)
+                return self._answered(response, alternative, request)
             except BaseException as error:
                 self._failed(error, errors, alternative.label)
         raise self._give_up(errors)
