@@ -370,6 +370,67 @@ def test_a_message_a_hook_adds_or_removes_takes_no_other_message_s_parts(where: 
     assert W.request(out, PATH).messages == tuple(messages)
 
 
+IMAGE = {"inlineData": {"data": "iVBORw==", "mime_type": "image/png"}}
+CODE = {"executableCode": {"language": "PYTHON", "code": "print(1)"}}
+
+
+def turn(*more: dict[str, Any]) -> list[dict[str, Any]]:
+    """A model turn: a thought, a signed text, code, and `more`."""
+    return [
+        {"text": "plan", "thought": True},
+        {"text": "your 4111", "thoughtSignature": "c2ln"},
+        CODE,
+        *more,
+    ]
+
+
+def test_a_message_given_a_str_in_place_of_its_image_keeps_its_thoughts_and_signature() -> None:
+    """`m.replace(content=m.text...)` over a turn that held an image: the str holds no image,
+    so the image goes (as for OpenAI and Anthropic), and the thought, the signature and the
+    parts the neutral view leaves out stay."""
+    original = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "4111?"}, IMAGE]},
+            {"role": "model", "parts": turn(IMAGE)},
+            {"role": "user", "parts": [{"text": "thanks"}]},
+        ]
+    }
+    request = W.request(original, PATH)
+    messages = tuple(m.replace(content=m.text.replace("4111", "[x]")) for m in request.messages)
+    out = W.write_request(request.replace(messages=messages), original)
+    signed = {"text": "your [x]", "thoughtSignature": "c2ln"}
+    assert out["contents"][:2] == [
+        {"role": "user", "parts": [{"text": "[x]?"}]},
+        {"role": "model", "parts": [turn()[0], signed, CODE]},
+    ]
+    assert W.request(out, PATH).messages == messages
+
+
+@pytest.mark.parametrize("image", [False, True])
+@pytest.mark.parametrize("at", [1, 2])
+def test_a_message_added_beside_a_changed_one_of_its_role_takes_none_of_its_parts(
+    at: int, image: bool
+) -> None:
+    """The changed message is the one whose text is most like the original's, before or
+    after the added one, whatever the form of its content."""
+    parts = turn(IMAGE) if image else turn()
+    original = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {"role": "model", "parts": parts},
+            {"role": "user", "parts": [{"text": "thanks"}]},
+        ]
+    }
+    request = W.request(original, PATH)
+    messages = [m.replace(content=m.text.replace("4111", "[x]")) for m in request.messages]
+    messages.insert(at, hw.Message.assistant("a note"))
+    out = W.write_request(request.replace(messages=tuple(messages)), original)
+    note = {"role": "model", "parts": [{"text": "a note"}]}
+    changed = {"role": "model", "parts": [parts[0], {**parts[1], "text": "your [x]"}, CODE]}
+    assert out["contents"][at] == note
+    assert out["contents"][3 - at] == changed
+
+
 def test_changed_parts_are_paired_with_the_parts_they_were_read_from() -> None:
     """A message given as parts: an unchanged part stays as it came, a changed one keeps
     the keys of its part, a new one follows the part before it."""

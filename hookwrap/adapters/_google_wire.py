@@ -13,8 +13,8 @@ Mapping rules (each also stated where it is applied):
   `tool` message; a `model` content is one assistant message (thought parts are not in the
   neutral view). A content whose messages come back unchanged is written back as the very
   same dict, so parts the neutral view leaves out survive. A changed message is written
-  into the parts of the original message it stands for (paired as `_pairs` says): each
-  part keeps its place and keys (a `thoughtSignature`), thoughts and other parts stay.
+  into the parts of the original message it stands for (paired as `_message_pairs` says):
+  each part keeps its place and keys (a `thoughtSignature`), thoughts and other parts stay.
 * Function calls without an `id` get `gemini-<name>-<hash of the arguments>`, the same
   wherever the call appears (a response, a stream, the next request's history); such ids
   are never written back. A `functionResponse` without an id takes the id of the pending
@@ -398,8 +398,8 @@ def _pairs(
     """For each new item, the index of the old one it stands for (None: it is new). Equal
     items pair first, in order: a common head and tail, then those in the middle (edits are
     local, and that settles which of two equal items is which); in a run of changed ones,
-    items of the same shape (a message's role, a part's kind) pair in order, so that an
-    item a hook inserted or removed next to a changed one takes nothing of another."""
+    items of the same shape (a part's kind) pair in order, so that an item a hook inserted
+    or removed next to a changed one takes nothing of another."""
     found: list[int | None] = [None] * len(new)
     for tag, i1, i2, j1, j2 in diff_runs([repr(x) for x in old], [repr(x) for x in new]):
         if tag == "equal":
@@ -412,14 +412,42 @@ def _pairs(
     return found
 
 
-def _shape(message: Message) -> Hashable:
-    """What a hook that edits a message usually leaves: its role, its tool, whether its
-    content is a text, parts or parts with images, and the names of its calls."""
-    content = message.content
-    kind = "text" if isinstance(content, str) else "parts"
-    if kind == "parts" and any(isinstance(p, ImagePart) for p in content):
-        kind = "images"
-    return (message.role, message.name, kind, tuple(c.name for c in message.tool_calls))
+def _message_pairs(old: Sequence[Message], new: Sequence[Message]) -> list[int | None]:
+    """`_pairs` for messages. In a run of changed ones, those of the same role, tool and
+    calls (`_kin`; not the form of the content, which a hook that gives a text in place
+    of parts changes) pair in order when the run holds as many on each side; when it does
+    not (a hook added or removed one beside a changed one), those whose texts are most
+    alike pair, so that an added message takes nothing of the changed one beside it."""
+    found: list[int | None] = [None] * len(new)
+    for tag, i1, i2, j1, j2 in diff_runs([repr(x) for x in old], [repr(x) for x in new]):
+        if tag == "equal":
+            found[j1:j2] = range(i1, i2)
+        elif tag == "replace":
+            for key in {_kin(m) for m in new[j1:j2]}:
+                olds = [i for i in range(i1, i2) if _kin(old[i]) == key]
+                news = [j for j in range(j1, j2) if _kin(new[j]) == key]
+                if len(olds) == len(news):
+                    for i, j in zip(olds, news, strict=True):
+                        found[j] = i
+                    continue
+                scored = sorted((-_alike(old[i], new[j]), i, j) for i in olds for j in news)
+                taken: set[int] = set()
+                for _, i, j in scored:
+                    if i not in taken and found[j] is None:
+                        taken.add(i)
+                        found[j] = i
+    return found
+
+
+def _kin(message: Message) -> Hashable:
+    """What a hook that edits a message leaves: its role, its tool, the names of its calls."""
+    return (message.role, message.name, tuple(c.name for c in message.tool_calls))
+
+
+def _alike(old: Message, new: Message) -> float:
+    """How alike two messages' texts are, 0 to 1: a redaction leaves a text close to the
+    original, a message a hook adds is mostly another text."""
+    return SequenceMatcher(None, old.text, new.text).ratio()
 
 
 def _result_part(
@@ -444,15 +472,15 @@ def _rebuild(
 ) -> list[Any]:
     """Contents for messages not taken over whole from the body. `near` are the original
     messages they may stand for (a group and a message's index in it); one a message pairs
-    with (`_pairs`) gives its parts: kept when the message is unchanged, written into
-    (`_merge`, `_result_part`) when it changed, so that thoughts, signatures and the parts
-    the neutral view leaves out stay. Consecutive tool results share one content, as Gemini
+    with (`_message_pairs`) gives its parts: kept when the message is unchanged, written
+    into (`_merge`, `_result_part`) when it changed, so that thoughts, signatures and the
+    parts the neutral view leaves out stay. Consecutive tool results share one content, as Gemini
     wants a turn's function responses together. `names` gives each call id its function's
     name, for a tool result that names none."""
     olds = [group.messages[t] for group, t in near]
     contents: list[Any] = []
     results: list[Any] | None = None  # the parts of the open tool-results content
-    for m, i in zip(messages, _pairs(olds, messages, _shape), strict=True):
+    for m, i in zip(messages, _message_pairs(olds, messages), strict=True):
         was = olds[i] if i is not None else None
         base: Mapping[str, Any] = {}  # the original content's keys
         old: list[Any] = []  # the original parts
