@@ -12,6 +12,7 @@ own retries stay inside one hooked call.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import datetime
 import functools
@@ -56,7 +57,17 @@ _capture: ContextVar[_Captured | None] = ContextVar("hookwrap_capture", default=
 class Exchange:
     """One model call's native side: the client, its wire, and what came back."""
 
-    __slots__ = ("capture", "client", "dropped", "http", "retries", "template", "wire")
+    __slots__ = (
+        "capture",
+        "client",
+        "dropped",
+        "failed",
+        "http",
+        "live",
+        "retries",
+        "template",
+        "wire",
+    )
 
     def __init__(self, client: Any, wire: Wire, capture: _Captured | None) -> None:
         self.client = client
@@ -66,6 +77,8 @@ class Exchange:
         self.retries = 0  # the SDK's own, for `http`
         self.template: Event | None = None
         self.dropped = False  # whether a hook dropped one of the stream's chunks
+        self.live = False  # whether `http`'s events are being read, between two of them
+        self.failed: BaseException | None = None  # the SDK's error, for that reading to raise
 
 
 def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
@@ -163,6 +176,8 @@ def _byte_stream(module: Any, is_async: bool) -> type:
                 self.ex = ex
                 self.body = body
                 self.made: weakref.ref[Any] | None = None  # the response made over it
+                self.reading = False  # the SDK's stream is reading (see `ended`)
+                self.left = False  # closed while it was
 
             def outgoing(self) -> AsyncIterator[Event]:
                 return _aoutgoing(self.source, self.ex, self.body)
@@ -172,8 +187,20 @@ def _byte_stream(module: Any, is_async: bool) -> type:
                     yield event.encode()
 
             async def aclose(self) -> None:
+                if self.reading:  # the SDK closes it as it stops: `ended` closes it then
+                    self.left = True
+                    return
                 await self.source.aclose()
                 _time(self.made, self.ex.http)
+
+            async def ended(self, error: BaseException | None) -> None:
+                """`Events.ended` of an async stream."""
+                self.reading = False
+                if error is not None:
+                    await _afail(self.source, self.ex, error)
+                if self.left:
+                    self.left = False
+                    await self.aclose()
 
         found = AsyncEvents
     else:
@@ -184,6 +211,8 @@ def _byte_stream(module: Any, is_async: bool) -> type:
                 self.ex = ex
                 self.body = body
                 self.made: weakref.ref[Any] | None = None  # the response made over it
+                self.reading = False  # the SDK's stream is reading (see `ended`)
+                self.left = False  # closed while it was
 
             def outgoing(self) -> Iterator[Event]:
                 return _outgoing(self.source, self.ex, self.body)
@@ -193,12 +222,60 @@ def _byte_stream(module: Any, is_async: bool) -> type:
                     yield event.encode()
 
             def close(self) -> None:
+                if self.reading:  # the SDK closes it as it stops: `ended` closes it then
+                    self.left = True
+                    return
                 self.source.close()
                 _time(self.made, self.ex.http)
+
+            def ended(self, error: BaseException | None) -> None:
+                """The SDK's stream stopped reading, having raised `error` (one it made
+                from an `error` event, say) or not. The SDK closes the response before
+                its error reaches anyone, so `close` waits for this: the call then ends
+                with that very error (the hooks' `on_error`), not closed by the consumer."""
+                self.reading = False
+                if error is not None:
+                    _fail(self.source, self.ex, error)
+                if self.left:
+                    self.left = False
+                    self.close()
 
         found = Events
     _STREAMS[key] = found
     return found
+
+
+def _fail(source: Any, ex: Exchange, error: BaseException) -> None:
+    """End the call of the stream `source` with `error`, which the SDK raised reading it.
+
+    While the model's events are still being read, the reading raises it at its next pull
+    (`Exchange.failed`), so it comes up through every `wrap_model` hook (a span, a
+    fallback's) as an error of the model's own would. Else, or if a hook held chunks back,
+    it is thrown into `source`. Either way the caller gets it as the SDK raised it.
+    """
+    trace = error.__traceback__
+    if ex.live:
+        ex.failed = error
+        with contextlib.suppress(BaseException):  # it is raised to the caller, not here
+            next(source)
+        ex.failed = None  # raised once: a hook that calls the model again reads on
+    if hasattr(source, "throw"):  # (nothing happens in a stream ended already)
+        with contextlib.suppress(BaseException):
+            source.throw(error)
+    error.__traceback__ = trace  # as the SDK raised it, without the hooks' frames
+
+
+async def _afail(source: Any, ex: Exchange, error: BaseException) -> None:
+    trace = error.__traceback__
+    if ex.live:
+        ex.failed = error
+        with contextlib.suppress(BaseException):
+            await source.__anext__()
+        ex.failed = None
+    if hasattr(source, "athrow"):
+        with contextlib.suppress(BaseException):
+            await source.athrow(error)
+    error.__traceback__ = trace
 
 
 def _time(made: weakref.ref[Any] | None, received: Any) -> None:
@@ -403,35 +480,101 @@ class _Feed:
 
 
 def feed(result: Any, http: Any) -> Any:
-    """Let an SDK stream made over `http` take its events without decoding them again; any
-    other result (a raw response, parsed later) reads the bytes as usual."""
+    """Let an SDK stream made over `http` take its events without decoding them again, and
+    read them through `_read_through`; a raw response does the same with the stream it
+    parses later (see `_parsing`). Any other result is left as it is."""
     events = http.stream
-    if (
-        hasattr(events, "outgoing")
-        and getattr(result, "response", None) is http
-        and getattr(result, "_decoder", None) is not None
-    ):
-        result._decoder = _Feed(events)
-        _uncycled(result)
+    if not hasattr(events, "outgoing"):
+        return result
+    decoder = getattr(result, "_decoder", None)
+    if getattr(result, "response", None) is http and decoder is not None:
+        if decoder.__class__ is not _Feed:  # not the stream a raw response parsed before
+            result._decoder = _Feed(events)
+            _read_through(result, events)
+    elif getattr(result, "http_response", None) is http and hasattr(result, "parse"):
+        result.__class__ = _parsing(result.__class__)
     return result
 
 
-def _uncycled(stream: Any) -> None:
-    """Let a dropped SDK stream close at once: its iterator made again over a copy of it.
+def _read_through(stream: Any, events: Any) -> None:
+    """Have an SDK stream's iterator tell `events` when it reads (see `Events.ended`); made
+    again over a copy of the stream, where the SDK made it over the stream itself.
 
     OpenAI's `Stream` and `AsyncStream` (and older Anthropic releases') make their iterator
     when they are made: a generator whose frame holds the stream, so the two form a
     reference cycle, and a stream its caller drops (after a bare `break`, say) would be
     closed only when the garbage collector finds it. Recent Anthropic releases iterate over
-    a copy of the stream for this reason; the others get the same here.
+    a copy of the stream for this reason (made on first use, which is now); the others get
+    the same here.
     """
-    made: Any = cast("dict[str, Any]", vars(stream)).get("_iterator")
-    frame = getattr(made, "gi_frame", None) or getattr(made, "ag_frame", None)
-    if frame is None or frame.f_locals.get("self") is not stream:
+    made: Any = getattr(stream, "_iterator", None)
+    if made is None:
         return
-    twin = copy.copy(stream)
-    del twin._iterator  # the copy holds no iterator, so nothing holds the stream back
-    stream._iterator = getattr(twin, made.__name__)()
+    frame = getattr(made, "gi_frame", None) or getattr(made, "ag_frame", None)
+    if frame is not None and frame.f_locals.get("self") is stream:
+        twin = copy.copy(stream)
+        del twin._iterator  # the copy holds no iterator, so nothing holds the stream back
+        made = getattr(twin, made.__name__)()
+    stream._iterator = (_areading if hasattr(made, "__anext__") else _reading)(made, events)
+
+
+def _reading(made: Iterator[Any], events: Any) -> Iterator[Any]:
+    """The items of an SDK stream's iterator `made`, `events` told while it reads."""
+    while True:
+        events.reading = True
+        try:
+            item = next(made)
+        except StopIteration:
+            events.ended(None)
+            return
+        except BaseException as error:
+            events.ended(error)
+            raise
+        events.reading = False
+        yield item
+
+
+async def _areading(made: AsyncIterator[Any], events: Any) -> AsyncIterator[Any]:
+    while True:
+        events.reading = True
+        try:
+            item = await made.__anext__()
+        except StopAsyncIteration:
+            await events.ended(None)
+            return
+        except BaseException as error:
+            await events.ended(error)
+            raise
+        events.reading = False
+        yield item
+
+
+_PARSING: dict[type, type] = {}
+
+
+def _parsing(cls: type) -> type:
+    """`cls`, a raw response class, with a `parse` that `feed`s the stream it makes.
+
+    A raw response caches what it parsed, so a method put on the response itself, which
+    would refer back to it, would keep a dropped stream from closing until the garbage
+    collector came: its class is changed instead, to a subclass of the same name.
+    """
+    found = _PARSING.get(cls)
+    if found is not None:
+        return found
+    parse: Any = getattr(cls, "parse")  # noqa: B009
+
+    def fed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return feed(parse(self, *args, **kwargs), self.http_response)
+
+    async def afed(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return feed(await parse(self, *args, **kwargs), self.http_response)
+
+    method = afed if inspect.iscoroutinefunction(parse) else fed
+    own = {"parse": functools.wraps(parse)(method), "__module__": cls.__module__}
+    found = _PARSING[cls] = type(cls.__name__, (cls,), own)
+    found.__qualname__ = cls.__qualname__
+    return found
 
 
 async def _afeed(parsing: Any, http: Any) -> Any:
@@ -511,7 +654,7 @@ class ApiClientAdapter(Adapter):
         ex: Exchange = call.args[2]
         ex.http, ex.retries = http, captured.retries
         if call.kwargs["stream"]:
-            return _HttpEvents(http)
+            return _HttpEvents(http, ex)
         http.read()  # `with_streaming_response` leaves the body unread; hooks need it
         return http
 
@@ -526,7 +669,7 @@ class ApiClientAdapter(Adapter):
         ex: Exchange = call.args[2]
         ex.http, ex.retries = http, captured.retries
         if call.kwargs["stream"]:
-            return _AsyncHttpEvents(http)
+            return _AsyncHttpEvents(http, ex)
         await http.aread()
         return http
 
@@ -549,6 +692,7 @@ class ApiClientAdapter(Adapter):
         decoder = SSEDecoder()
         feed = decoder.feed
         call.made = None  # pulled: no other reading of the response now
+        ex.live = True
         try:
             for data in _raw_or_decoded(http):
                 for event in spread(feed(data)):
@@ -556,12 +700,17 @@ class ApiClientAdapter(Adapter):
                         ex.template = event
                     chunk = call.seen = chunk_of(event)
                     yield chunk
+                    if ex.failed is not None:  # see `_fail`
+                        raise ex.failed
             for event in spread(decoder.flush()):
                 if ex.template is None:
                     ex.template = event
                 chunk = call.seen = chunk_of(event)
                 yield chunk
+                if ex.failed is not None:
+                    raise ex.failed
         finally:
+            ex.live = False
             http.close()
 
     async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
@@ -573,6 +722,7 @@ class ApiClientAdapter(Adapter):
         decoder = SSEDecoder()
         feed = decoder.feed
         call.made = None  # pulled: no other reading of the response now
+        ex.live = True
         try:
             async for data in _araw_or_decoded(http):
                 for event in spread(feed(data)):
@@ -580,16 +730,22 @@ class ApiClientAdapter(Adapter):
                         ex.template = event
                     chunk = call.seen = chunk_of(event)
                     yield chunk
+                    if ex.failed is not None:
+                        raise ex.failed
             for event in spread(decoder.flush()):
                 if ex.template is None:
                     ex.template = event
                 chunk = call.seen = chunk_of(event)
                 yield chunk
+                if ex.failed is not None:
+                    raise ex.failed
         finally:
+            ex.live = False
             await http.aclose()
 
     def items(self, native: Any, call: Call, is_async: bool) -> Natives | None:
-        return (_aevents if is_async else _events)(native.http), call.args[2].wire.chunks
+        ex: Exchange = call.args[2]
+        return (_aevents if is_async else _events)(native.http, ex), ex.wire.chunks
 
     def dropped(self, chunk: Chunk, call: Call | None) -> None:
         assert call is not None
@@ -731,10 +887,11 @@ class _HttpEvents:
     """A streamed HTTP response as the engine sees it: a stream (its events), which
     `ApiClientAdapter.chunks` reads straight from the response."""
 
-    __slots__ = ("events", "http")
+    __slots__ = ("events", "ex", "http")
 
-    def __init__(self, http: Any) -> None:
+    def __init__(self, http: Any, ex: Exchange) -> None:
         self.http = http
+        self.ex = ex
         self.events: Iterator[Event] | None = None
 
     def __iter__(self) -> Iterator[Event]:
@@ -742,7 +899,7 @@ class _HttpEvents:
 
     def __next__(self) -> Event:
         if self.events is None:
-            self.events = _events(self.http)
+            self.events = _events(self.http, self.ex)
         return next(self.events)
 
     def close(self) -> None:
@@ -752,10 +909,11 @@ class _HttpEvents:
 class _AsyncHttpEvents:
     """`_HttpEvents` of an async response."""
 
-    __slots__ = ("events", "http")
+    __slots__ = ("events", "ex", "http")
 
-    def __init__(self, http: Any) -> None:
+    def __init__(self, http: Any, ex: Exchange) -> None:
         self.http = http
+        self.ex = ex
         self.events: AsyncIterator[Event] | None = None
 
     def __aiter__(self) -> AsyncIterator[Event]:
@@ -763,7 +921,7 @@ class _AsyncHttpEvents:
 
     async def __anext__(self) -> Event:
         if self.events is None:
-            self.events = _aevents(self.http)
+            self.events = _aevents(self.http, self.ex)
         return await self.events.__anext__()
 
     async def aclose(self) -> None:
@@ -795,25 +953,40 @@ def _araw_or_decoded(http: Any) -> AsyncIterator[bytes]:
     return found
 
 
-def _events(http: Any) -> Iterator[Event]:
+def _events(http: Any, ex: Exchange) -> Iterator[Event]:
+    """The events of a streamed response, read as they arrive (see `_fail` for `failed`)."""
     decoder = SSEDecoder()
+    ex.live = True
     try:
         for data in _raw_or_decoded(http):
-            yield from decoder.feed(data)
-        yield from decoder.flush()
+            for event in decoder.feed(data):
+                yield event
+                if ex.failed is not None:
+                    raise ex.failed
+        for event in decoder.flush():
+            yield event
+            if ex.failed is not None:
+                raise ex.failed
     finally:
+        ex.live = False
         http.close()
 
 
-async def _aevents(http: Any) -> AsyncIterator[Event]:
+async def _aevents(http: Any, ex: Exchange) -> AsyncIterator[Event]:
     decoder = SSEDecoder()
+    ex.live = True
     try:
         async for data in _araw_or_decoded(http):
             for event in decoder.feed(data):
                 yield event
+                if ex.failed is not None:
+                    raise ex.failed
         for event in decoder.flush():
             yield event
+            if ex.failed is not None:
+                raise ex.failed
     finally:
+        ex.live = False
         await http.aclose()
 
 

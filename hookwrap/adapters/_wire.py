@@ -530,7 +530,6 @@ def _between_words(text: str, at: int) -> int:
     return at
 
 
-# the events after which the SDKs stop reading (OpenAI chat ends with `data: [DONE]`)
-_LAST = frozenset(
-    ("message_stop", "response.completed", "response.failed", "response.incomplete", "error")
-)
+# the events after which the SDKs stop reading (OpenAI chat ends with `data: [DONE]`). Not
+# `error`: an SDK raises there, and the call ends with that error (see `_apiclient.feed`)
+_LAST = frozenset(("message_stop", "response.completed", "response.failed", "response.incomplete"))
