@@ -324,9 +324,9 @@ class Agent:
                 f"{tools!r:.80})"
             )
         hooks = flatten(use)
-        provided = [t for item in _items(use) for t in getattr(item, "tools", ())]
-        self.tools: tuple[Tool[..., Any], ...] = tuple(
-            _as_tool(t, "Agent(tools=...)") for t in (*tools, *provided)
+        self.tools: tuple[Tool[..., Any], ...] = (
+            *(_as_tool(t, "Agent(tools=...)") for t in tools),
+            *_provided(use),
         )
         _unique(self.tools)
         self.instructions = instructions
@@ -873,6 +873,26 @@ def _items(use: Any) -> Iterator[Any]:
         yield from _items(use.items)
     elif isinstance(use, Middleware):
         yield use
+
+
+def _provided(use: Any) -> Iterator[Tool[..., Any]]:
+    """The tools the middleware of `use` provide. A middleware's `tools` is a list of
+    them: one tool set there alone would be iterated (a str by its characters)."""
+    for item in _items(use):
+        where = f"Middleware {type(item).__name__}.tools"
+        tools = item.tools
+        if not isinstance(tools, (list, tuple)):
+            got = (
+                f"the one callable {describe(tools)}"
+                if callable(tools)
+                else f"{type(tools).__name__}: {tools!r:.80}"
+            )
+            raise TypeError(
+                f"{where} must be a list or tuple of tools, even for one tool: "
+                f"tools = (my_tool,) (got {got})"
+            )
+        for t in tools:  # pyright: ignore[reportUnknownVariableType]
+            yield _as_tool(t, where)
 
 
 def _unique(tools: Sequence[Tool[..., Any]]) -> None:

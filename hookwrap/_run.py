@@ -443,12 +443,13 @@ class run(Generic[T]):
 
     Every wrapped call inside shares the run; the lifecycle hooks of `use=` and of every
     stack whose calls took part fire once each on exit. Works with `async with` too.
-    `use=` takes lifecycle hooks (`on_start`, `on_finish`, `on_error`, `on_abort`).
+    `use=` takes lifecycle hooks (`on_start`, `on_finish`, `on_error`, `on_abort`). Both
+    are keywords: `hw.run([hook])` would make the hooks the context, and never run them.
     """
 
     __slots__ = ("_ctx", "_hooks", "_token", "context")
 
-    def __init__(self, context: T = None, use: Any = ()) -> None:  # type: ignore[assignment]
+    def __init__(self, *, context: T = None, use: Any = ()) -> None:  # type: ignore[assignment]
         self.context = context
         hooks = flatten(use)
         wrong = [h for h in hooks if h.spec.kind not in RUN_KINDS]

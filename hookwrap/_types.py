@@ -560,18 +560,42 @@ class ToolOutcome(_Replace):
         _refuse(self, _OUTCOME)
 
 
+def _setup_tools(value: Sequence[Any] | None) -> tuple[Any, ...]:
+    """The tools as a tuple, each an `hw.tool` function or a plain function. One tool alone
+    is refused: a tool iterates as what it wraps would, a str by its characters."""
+    what = "AgentSetup tools"
+    if value is None:
+        return ()
+    if callable(value) or not _is_sequence(value):
+        raise TypeError(
+            f"{what} must be a sequence of tools (hw.tool functions or plain functions), "
+            f"even for one tool: tools=(my_tool,) (got {type(value).__name__}: {value!r:.60})"
+        )
+    tools = tuple(value)
+    for i, item in enumerate(tools):
+        if not callable(item):
+            raise TypeError(
+                f"{what}[{i}] must be an hw.tool function or a plain function "
+                f"(got {type(item).__name__}: {item!r:.60})"
+            )
+    return tools
+
+
 @attrs.frozen(slots=True, weakref_slot=False)
 class AgentSetup(_Replace):
     """What an agent starts with; `before_agent` hooks may return a changed copy."""
 
     instructions: str = ""
-    tools: tuple[Any, ...] = attrs.field(default=(), converter=_tuple)
+    tools: tuple[Any, ...] = attrs.field(default=(), converter=_setup_tools)
 
     if TYPE_CHECKING:
 
         def replace(
             self, *, instructions: str = ..., tools: Sequence[Any] | None = ...
         ) -> Self: ...
+
+    def __attrs_post_init__(self) -> None:
+        _refuse(self, _SETUP)
 
 
 @attrs.frozen(slots=True, weakref_slot=False)
@@ -688,6 +712,7 @@ _OUTCOME: tuple[_Check, ...] = (
     ("error", (BaseException, type(None)), "an exception or None"),
     ("duration", (float, int), "a number of seconds"),
 )
+_SETUP: tuple[_Check, ...] = (("instructions", _STR, "a str"),)
 
 
 # Markers a hook returns to steer its stage.
@@ -712,6 +737,9 @@ class Abort:
     """From `before_tool` (or anywhere via `ctx.abort`): end the run with `reason`."""
 
     reason: str = "aborted"
+
+    def __attrs_post_init__(self) -> None:
+        _refuse(self, (("reason", _STR, "a str saying why the run ends"),))
 
 
 class _Drop:

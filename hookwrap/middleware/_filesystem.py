@@ -82,6 +82,11 @@ class Filesystem(Middleware):
                 "Filesystem(root=...) must be a str or os.PathLike naming a directory "
                 f"(got {type(root).__name__}: {root!r})"
             )
+        if not location:  # realpath("") is the current directory, chosen by no one
+            raise ValueError(
+                "Filesystem(root=...) must name a directory (got ''); for the current "
+                "directory, pass '.'"
+            )
         real = os.path.realpath(location)
         if not os.path.isdir(real):
             found = "is not a directory" if os.path.exists(real) else "does not exist"

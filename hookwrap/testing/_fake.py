@@ -246,10 +246,14 @@ class FakeProvider:
         check_int("FakeProvider(chunk_size=...)", chunk_size, 1)
         if isinstance(replies, (str, Message, ModelResponse)) or callable(replies):
             replies = [replies]  # one reply, not a str's characters
-        elif replies is not None and not isinstance(replies, Iterable):
+        elif replies is not None and (
+            not isinstance(replies, Iterable) or isinstance(replies, (bytes, bytearray, Mapping))
+        ):  # bytes would be read as ints, a dict as its keys
+            given = cast(object, replies)  # of any type: it is refused
             raise TypeError(
                 "FakeProvider(replies=...) expects a list of replies (got "
-                f"{type(replies).__name__}: {replies!r:.60})"
+                f"{type(given).__name__}: {given!r:.60}); a reply is a str, an assistant "
+                "Message, a ModelResponse or a function of the ModelRequest returning one"
             )
         script: list[Reply] = list(replies or ())
         for i, reply in enumerate(script):
