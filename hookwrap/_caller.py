@@ -191,8 +191,8 @@ class ModelCaller:
     __slots__ = ("_async", "_sync", "accepts", "api", "is_async", "label", "model", "sdk")
 
     def __init__(self, target: Any, model: str | None = None, use: Any = ()) -> None:
+        from ._wrap import _refuse_sdk_class, wrap  # pyright: ignore[reportPrivateUsage]
         from ._wrap import model as hook_model
-        from ._wrap import wrap
 
         target, api, model, fixed = _resolve(target, model)
         self.model = model
@@ -214,6 +214,7 @@ class ModelCaller:
             else:
                 self._sync = entry
         elif self.sdk is None:
+            _refuse_sdk_class(target, "expected a model function or an SDK client")
             if not callable(target):
                 raise TypeError(
                     f"expected a model function or an SDK client (got {type(target).__name__}: "

@@ -36,7 +36,7 @@ from ._run import (
     start_async,
     start_sync,
 )
-from ._stack import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Chain, Hook
+from ._stack import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Chain, Hook, refuse_idle
 from ._stages import (
     FROM_TOOL,
     after_model,
@@ -85,12 +85,17 @@ def new_call_id() -> str:
 def check_shape(chain: Chain, kinds: tuple[str, ...], is_async: bool, what: str) -> None:
     """Refuse, at wrap time, hooks that cannot run in this call shape, and hook functions
     of a stage this target never has (a middleware object may serve several targets, so
-    its hooks for other stages are left for those)."""
+    its hooks for other stages are left for those, unless none of its hooks run here)."""
     allowed = (*kinds, *RUN_KINDS)
+    target = "a tool" if "before_tool" in kinds else "a model call"
     for hook in chain.hooks:
         stage = hook.spec.kind
-        if stage not in allowed and getattr(hook.target, "__self__", None) is None:
-            target = "a tool" if "before_tool" in kinds else "a model call"
+        if stage in allowed:
+            continue
+        owner = getattr(hook.target, "__self__", None)
+        if owner is not None:
+            refuse_idle(owner, hook.origin, allowed, target)
+        else:
             raise TypeError(
                 f"{hook.label} ({hook.origin}) can never run on {what}: {target} has the "
                 f"stages {', '.join(kinds)} and the run's {', '.join(RUN_KINDS)}"

@@ -218,7 +218,9 @@ def flatten(
         origin = _module_of(items)
         self = getattr(items, "__self__", None)
         priority = spec.priority
-        if self is not None:
+        if self is None:
+            _refuse_unbound(items)
+        else:
             origin = _origin_of(self)
             if not spec.priority_set:
                 priority = _priority_of(self)
@@ -255,6 +257,67 @@ def flatten(
             f"got {items!r} ({type(items).__name__}), which has no hook methods"
         )
     return out
+
+
+def _refuse_unbound(fn: Any) -> None:
+    """A hook method taken from its class (`Audit.log`) has no instance for its `self`:
+    each call would pass the stage's first argument as `self`."""
+    if not inspect.isfunction(fn):
+        return
+    first = next(iter(inspect.signature(fn).parameters.values()), None)
+    if first is None or first.name not in ("self", "cls") or first.kind not in _POSITIONAL:
+        return
+    owner = fn.__qualname__.rpartition(".")[0].rpartition(".")[2]
+    if owner and owner != "<locals>":
+        raise TypeError(
+            f"use= got {describe(fn)}, a hook method of the class {owner} taking "
+            f"{first.name}: it needs an instance (use=[{owner}()])"
+        )
+    raise TypeError(
+        f"use= got {describe(fn)}, whose first parameter is {first.name}: only a method's "
+        f"{first.name} is left out of a hook's parameters; drop it, or make the hook a "
+        "method of an hw.Middleware and pass an instance"
+    )
+
+
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def refuse_idle(owner: Any, name: str, kinds: tuple[str, ...], target: str) -> None:
+    """Refuse a middleware object none of whose hooks is for a stage in `kinds` (those of
+    `target`): it would be dropped without a word. One with hooks for several targets
+    keeps those that run here and leaves the others for the targets they are for."""
+    own = tuple(dict.fromkeys(spec.kind for _, spec in _methods(owner)))
+    if not own or any(kind in kinds for kind in own):
+        return
+    elsewhere = ""
+    if any(kind in TOOL_KINDS for kind in own):
+        elsewhere = " or hw.tool(use=...)"
+    elif any(kind in MODEL_KINDS for kind in own):
+        elsewhere = " or hw.model(use=...)"
+    raise TypeError(
+        f"{name} has hooks only for {', '.join(own)}, which {target} never has; give it "
+        f"to an hw.Agent(use=...){elsewhere}"
+        + ("; its tools are for an hw.Agent too" if getattr(owner, "tools", ()) else "")
+    )
+
+
+def refuse_tools_only(use: Any, what: str) -> None:
+    """Refuse a middleware in `use` that has no hooks, only tools: only an agent gives
+    tools to a model, so anywhere else they would be dropped without a word."""
+    items: list[Any] = [use]
+    while items:
+        item = items.pop()
+        if isinstance(item, (list, tuple)):
+            items.extend(item)  # pyright: ignore[reportUnknownArgumentType]
+        elif isinstance(item, Stack):
+            items.extend(item.items)
+        elif isinstance(item, Middleware) and item.tools and not any(True for _ in _methods(item)):
+            names = ", ".join(str(getattr(t, "name", t)) for t in item.tools)
+            raise TypeError(
+                f"{what}(use=...) got {item!r}, which has no hooks, only tools ({names:.80}); "
+                f"tools are for an hw.Agent: give it to hw.Agent(use=...)"
+            )
 
 
 def _priority_of(obj: Any) -> int:

@@ -228,6 +228,13 @@ class ToolBinding:
             else:
                 required.append(p.name)
             properties[p.name] = schema
+        var_kw = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+        if self.var_pos is not None and not properties and not var_kw:
+            # the model sends a JSON object: every argument it could send would be refused
+            raise TypeError(
+                f"hw.tool {describe(fn)}: a tool's parameters need names: *{self.var_pos} "
+                "cannot take a model's JSON arguments (name the parameters, or take **kwargs)"
+            )
         parameters: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             parameters["required"] = required

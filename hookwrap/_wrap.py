@@ -16,7 +16,7 @@ from typing_extensions import ParamSpec
 from ._engine import ModelEngine, ToolEngine
 from ._explain import layers
 from ._hooks import describe
-from ._stack import Chain, Hook, flatten
+from ._stack import Chain, Hook, flatten, refuse_tools_only
 from ._tool import ToolBinding
 from ._types import ToolCall, ToolSpec
 from .adapters.function import FunctionAdapter
@@ -239,14 +239,28 @@ class Tool(_Proxy, Generic[P, R]):
 
     def invoke(self, call: ToolCall) -> Any:
         """Run a call the model made (JSON arguments are structured into the parameter types)."""
+        self._check_call(call, "invoke")
         return self._self_engine.run(call)
 
     async def ainvoke(self, call: ToolCall) -> Any:
         """`invoke` for async callers; a sync tool runs inline."""
+        self._check_call(call, "ainvoke")
         engine: ToolEngine = self._self_engine
         if engine.is_async:
             return await engine.arun(call)
         return engine.run(call)
+
+    def _check_call(self, call: object, method: str) -> None:
+        """Refuse anything but a `ToolCall`, before the engine reads its `id`."""
+        if isinstance(call, ToolCall):
+            return
+        got = f"{type(call).__name__}: {call!r:.60}"
+        arguments = f"{call!r:.60}" if isinstance(call, dict) else "{...}"
+        raise TypeError(
+            f"Tool.{method} expects an hw.ToolCall, made as hw.ToolCall(id, name, arguments) "
+            f"(got {got}); call {self.name}.{method}(hw.ToolCall('call_1', {self.name!r}, "
+            f"{arguments}))"
+        )
 
 
 def fresh_hooks(target: Any, hooks: Sequence[Hook]) -> list[Hook]:
@@ -266,6 +280,7 @@ def _patched_hooks(target: Any) -> tuple[Hook, ...]:
 
 
 def _check_target(fn: Any, what: str) -> None:
+    _refuse_sdk_class(fn, what)
     if not callable(fn):
         raise TypeError(f"{what} expects a callable (got {type(fn).__name__}: {fn!r})")
 
@@ -283,6 +298,7 @@ def model(fn: Any = _DECORATOR, /, *, use: Use = ()) -> Any:
 
     `hw.model(fn, use=[...])` or, as a decorator, `@hw.model(use=[...])`.
     """
+    refuse_tools_only(use, "hw.model")
     hooks = flatten(use)
 
     def apply(target: Any) -> Any:
@@ -316,6 +332,7 @@ def tool(
 
     Its `spec` carries a JSON schema built from the type hints and the docstring.
     """
+    refuse_tools_only(use, "hw.tool")
     hooks = flatten(use)
 
     def apply(target: Callable[P, R]) -> Tool[P, R]:
@@ -334,6 +351,17 @@ T = TypeVar("T")
 
 # SDK module -> hookwrap adapter that wraps its clients (imported only if the SDK is)
 _CLIENT_ADAPTERS = (("openai", "openai"), ("anthropic", "anthropic"), ("google.genai", "google"))
+
+
+def _refuse_sdk_class(target: Any, what: str) -> None:
+    """A class of an SDK (`OpenAI` for `OpenAI()`) is callable, but calling it makes a
+    client, not a model call: say so rather than list its constructor's parameters."""
+    if not isinstance(target, type):
+        return
+    module = target.__module__
+    if any(module == sdk or module.startswith(f"{sdk}.") for sdk, _ in _CLIENT_ADAPTERS):
+        name = target.__qualname__
+        raise TypeError(f"{what}: got the class {name}; pass a client ({name}(...))")
 
 
 def _client_adapter(target: Any, test: str = "is_client") -> Any:
@@ -414,6 +442,8 @@ def wrap(target: T, /, *, use: Use = ()) -> T:
     """
     if isinstance(target, Tool):
         return cast("T", tool(cast("Tool[..., Any]", target), use=use))
+    _refuse_sdk_class(target, "hw.wrap")
+    refuse_tools_only(use, "hw.wrap")
     adapter = _client_adapter(target)
     if adapter is not None:
         return cast("T", adapter.wrap(target, Chain(fresh_hooks(target, flatten(use)))))

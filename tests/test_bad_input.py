@@ -392,7 +392,9 @@ def test_a_middleware_that_only_provides_tools_is_taken_one_with_nothing_is_not(
     class Nothing(hw.Middleware):
         pass
 
-    assert hw.model(answer, use=[OnlyTools()])("x") == "echo: x"
+    assert [t.name for t in hw.Agent(answer, use=[OnlyTools()]).tools] == ["lookup"]
+    with pytest.raises(TypeError, match=r"only tools \(lookup\); tools are for an hw.Agent"):
+        hw.model(answer, use=[OnlyTools()])
     with pytest.raises(TypeError, match=r"Nothing.*has no hook methods"):
         hw.model(answer, use=[Nothing()])
 
@@ -541,3 +543,88 @@ def test_every_int_setting_is_checked_with_one_wording(
     if value != 0:  # 0 retries is a fine setting
         with pytest.raises(error, match=r"Retry\(max_retries=...\) expects"):
             Retry(max_retries=value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("call", [{"city": "Oslo"}, None, "Oslo"])
+def test_invoke_takes_a_tool_call_only(call: object) -> None:
+    @hw.tool
+    def get_weather(city: str) -> str:
+        """Weather."""
+        return city
+
+    made_as = r"expects an hw.ToolCall, made as hw.ToolCall\(id, name, arguments\)"
+    with pytest.raises(TypeError, match=r"Tool.invoke " + made_as):
+        get_weather.invoke(call)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Tool.ainvoke " + made_as):
+        asyncio.run(get_weather.ainvoke(call))  # type: ignore[arg-type]
+    if isinstance(call, dict):
+        with pytest.raises(TypeError, match=r"ToolCall\('call_1', 'get_weather', \{'city'"):
+            get_weather.invoke(call)  # type: ignore[arg-type]
+
+
+def test_an_sdk_client_class_is_not_a_client() -> None:
+    from openai import OpenAI
+
+    from hookwrap.middleware import Fallback
+
+    hook = hw.before_model(lambda request: None)
+    client = r"got the class OpenAI; pass a client \(OpenAI\(...\)\)"
+    with pytest.raises(TypeError, match=r"hw.wrap: " + client):
+        hw.wrap(OpenAI, use=[hook])
+    with pytest.raises(TypeError, match=r"hw.model: " + client):
+        hw.model(OpenAI, use=[hook])
+    with pytest.raises(TypeError, match=client):
+        hw.Agent((OpenAI, "gpt-4o"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=client):
+        Fallback(models=[(OpenAI, "gpt-4o")])
+
+
+def test_a_hook_method_taken_from_its_class_needs_an_instance() -> None:
+    class Audit(hw.Middleware):
+        @hw.before_model
+        def log(self, request: hw.ModelRequest) -> None:
+            return None
+
+    with pytest.raises(TypeError, match=r"Audit.log .*the class Audit .*\(use=\[Audit\(\)\]\)"):
+        hw.model(answer, use=[Audit.log])
+    assert hw.model(answer, use=[Audit().log])("x") == "echo: x"
+
+
+def test_a_tool_of_only_star_args_cannot_take_arguments() -> None:
+    def anything(*args: Any) -> Any:
+        """Anything."""
+        return args
+
+    def keywords(**kwargs: Any) -> Any:
+        """Keywords."""
+        return kwargs
+
+    with pytest.raises(TypeError, match=r"parameters need names: \*args cannot take"):
+        hw.tool(anything)
+    assert hw.tool(keywords).invoke(hw.ToolCall("1", "keywords", {"x": 1})) == {"x": 1}
+
+
+def test_a_middleware_none_of_whose_hooks_run_here_is_refused(tmp_path: Any) -> None:
+    from hookwrap.middleware import Filesystem, Retry, ToolApproval, ToolCache
+    from hookwrap.testing import FakeProvider
+
+    @hw.tool
+    def get_weather(city: str) -> str:
+        """Weather."""
+        return city
+
+    only_tools = r"which a model call never has; give it to an hw.Agent\(use=...\) or hw.tool"
+    with pytest.raises(
+        TypeError, match=r"ToolApproval has hooks only for before_tool, " + only_tools
+    ):
+        hw.model(answer, use=[ToolApproval(allowed_tools=["search"])])
+    with pytest.raises(TypeError, match=r"ToolCache has hooks only for wrap_tool, " + only_tools):
+        hw.wrap(FakeProvider().openai(), use=[ToolCache(ttl=60)])
+    with pytest.raises(TypeError, match=r"ToolApproval has hooks only for before_tool"):
+        hw.model(answer, use=[ToolApproval(allowed_tools=["search"]).approve])
+    with pytest.raises(TypeError, match=r"only tools \(list_files, read_file\); tools are for"):
+        hw.tool(get_weather, use=[Filesystem(tmp_path)])
+    # hooks for several targets: those for other stages are left for them, as before
+    assert hw.tool(get_weather, use=[Retry(tools=True)])("Oslo") == "Oslo"
+    agent = hw.Agent(answer, use=[ToolApproval(allowed_tools=["get_weather"]), ToolCache()])
+    assert agent.run("hi").text == "echo: hi"
