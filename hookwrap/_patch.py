@@ -7,7 +7,7 @@ import inspect
 import threading
 from typing import Any
 
-from ._stack import Chain, flatten
+from ._stack import Chain, flatten, refuse_tools_only
 
 __all__ = ["patch", "unpatch"]
 
@@ -55,6 +55,7 @@ def patch(sdk: str, /, *, use: Any = ()) -> None:
     written in the generator form. Patching again with the same hooks does nothing.
     """
     name, adapter = _adapter(sdk)
+    refuse_tools_only(use, "hw.patch")
     chain = Chain(flatten(use))
     for hook in chain.hooks:
         if hook.spec.form == "call_next" and hook.async_twin() is None:

@@ -15,7 +15,7 @@ from typing import Any, Generic, Literal, NoReturn
 from typing_extensions import TypeVar
 
 from ._errors import Aborted, add_note
-from ._stack import RUN_KINDS, TERMINAL_KINDS, Chain, Hook, flatten
+from ._stack import RUN_KINDS, TERMINAL_KINDS, Chain, Hook, flatten, refuse_tools_only
 from ._stages import failed
 from ._types import FinishInfo, Usage
 
@@ -451,6 +451,7 @@ class run(Generic[T]):
 
     def __init__(self, *, context: T = None, use: Any = ()) -> None:  # type: ignore[assignment]
         self.context = context
+        refuse_tools_only(use, "hw.run")
         hooks = flatten(use)
         wrong = [h for h in hooks if h.spec.kind not in RUN_KINDS]
         if wrong:

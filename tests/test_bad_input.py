@@ -628,3 +628,16 @@ def test_a_middleware_none_of_whose_hooks_run_here_is_refused(tmp_path: Any) -> 
     assert hw.tool(get_weather, use=[Retry(tools=True)])("Oslo") == "Oslo"
     agent = hw.Agent(answer, use=[ToolApproval(allowed_tools=["get_weather"]), ToolCache()])
     assert agent.run("hi").text == "echo: hi"
+
+
+def test_a_middleware_of_only_tools_is_refused_by_patch_and_run_too(tmp_path: Any) -> None:
+    from hookwrap.middleware import Filesystem
+
+    only_tools = r"which has no hooks, only tools \(list_files, read_file\); tools are for"
+    with pytest.raises(TypeError, match=r"hw.run\(use=...\) got Filesystem.*" + only_tools):
+        hw.run(use=[Filesystem(tmp_path)])
+    with pytest.raises(TypeError, match=r"hw.patch\(use=...\) got Filesystem.*" + only_tools):
+        hw.patch("openai", use=[hw.Stack(Filesystem(tmp_path))])
+    from hookwrap._patch import _patched  # pyright: ignore[reportPrivateUsage]
+
+    assert "openai" not in _patched  # nothing was patched
