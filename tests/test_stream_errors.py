@@ -92,7 +92,7 @@ def client(sdk: str, is_async: bool) -> Any:
 class Seen:
     """The hooks' side of a call: its terminal hooks and whether `after_model` ran."""
 
-    def __init__(self) -> None:
+    def __init__(self, change: bool = False) -> None:
         self.ends: list[tuple[str, Any]] = []
         seen = self
 
@@ -113,7 +113,9 @@ class Seen:
             seen.ends.append(("after_model", response.text))
 
         @hw.on_chunk
-        def each(chunk: hw.Chunk) -> None:  # hooks that look at every chunk too
+        def each(chunk: hw.Chunk) -> hw.Chunk | None:  # hooks that look at every chunk too
+            if change and chunk.kind == "text":  # and rewrite it: the stream is framed anew
+                return chunk.replace(text=chunk.text.upper())
             return None
 
         self.hooks = [failed, finished, aborted, answered, each]
@@ -157,13 +159,14 @@ def read(sdk: str, entry: str, wrapped: Any, is_async: bool) -> None:
             pass
 
 
+@pytest.mark.parametrize("change", [False, True], ids=["as sent", "text changed"])
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("entry", ["create", "helper", "raw"])
 @pytest.mark.parametrize("sdk", ["anthropic", "openai"])
 def test_an_error_event_mid_stream_ends_the_call_with_the_sdks_own_error(
-    sdk: str, entry: str, is_async: bool
+    sdk: str, entry: str, is_async: bool, change: bool
 ) -> None:
-    seen = Seen()
+    seen = Seen(change)
     wrapped = hw.wrap(client(sdk, is_async), use=seen.hooks)
     expected = anthropic.APIStatusError if sdk == "anthropic" else openai.APIError
     with pytest.raises(expected) as caught:

@@ -472,6 +472,9 @@ class _ChatFramer(Framer):
             else:
                 out.append(event)
             return
+        if data.get("error") is not None and not data.get("choices"):
+            out.append(event)  # the API's error, where it came: the SDK raises it there
+            return
         if self.head is None:
             self.head = _chat_head(data, _str(data.get("model")) or self.model)
         choices = [self._choice(c) for c in map(_obj, _list(data.get("choices"))) if c]
