@@ -575,8 +575,9 @@ def test_an_sdk_client_class_is_not_a_client() -> None:
         hw.model(OpenAI, use=[hook])
     with pytest.raises(TypeError, match=client):
         hw.Agent((OpenAI, "gpt-4o"))  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=client):
-        Fallback(models=[(OpenAI, "gpt-4o")])
+    for alternative in [(OpenAI, "gpt-4o"), OpenAI]:  # a pair or alone, said alike
+        with pytest.raises(TypeError, match=r"^Fallback\(models=\.\.\.\) takes .*" + client):
+            Fallback(models=[alternative])
 
 
 def test_a_hook_method_taken_from_its_class_needs_an_instance() -> None:

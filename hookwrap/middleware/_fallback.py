@@ -40,15 +40,17 @@ def _alternative(item: object) -> _SameTarget | ModelCaller:
         if not item:
             raise ValueError("Fallback(models=...): a model name must not be empty")
         return _SameTarget(item)
+    target: object = item
+    model: str | None = None
     if isinstance(item, tuple):
         pair = cast("tuple[object, ...]", item)
         if len(pair) != 2 or not isinstance(pair[1], str):
             raise TypeError(
                 f"Fallback(models=...): a pair must be (client, 'model name') (got {item!r:.80})"
             )
-        return ModelCaller(pair[0], pair[1])
+        target, model = pair[0], pair[1]
     try:
-        return ModelCaller(item)
+        return ModelCaller(target, model)
     except TypeError as exc:
         raise TypeError(
             "Fallback(models=...) takes model names (str), model functions, SDK clients and "
