@@ -676,3 +676,50 @@ def test_bad_arguments_are_refused_when_given(
 ) -> None:
     with pytest.raises(error, match=message):
         make()
+
+
+def test_retry_after_is_whole_seconds_as_http_has_it_and_the_ms_header_exact() -> None:
+    for seconds, header, ms in [(0.25, "1", "250"), (2, "2", "2000"), (1234567, "1234567", None)]:
+        provider = FakeProvider()
+        provider.fail(429, retry_after=seconds)
+        with (
+            provider.openai(max_retries=0) as client,
+            pytest.raises(openai.RateLimitError) as caught,
+        ):
+            client.chat.completions.create(model="gpt-4o", messages=USER)
+        headers = caught.value.response.headers
+        assert headers["retry-after"] == header
+        assert ms is None or headers["retry-after-ms"] == ms
+
+
+def test_anthropic_reads_the_request_id_of_an_answer_and_of_an_error() -> None:
+    provider = FakeProvider(["hi"])
+    with provider.anthropic(max_retries=0) as client:
+        message = client.messages.create(model="c", max_tokens=5, messages=USER)
+        assert message._request_id == "req_fake_1"  # pyright: ignore[reportPrivateUsage]
+        provider.fail(500)
+        with pytest.raises(anthropic.APIStatusError) as caught:
+            client.messages.create(model="c", max_tokens=5, messages=USER)
+        assert caught.value.request_id == "req_fake_2"
+
+
+def test_the_server_keeps_quiet_when_a_client_drops_its_connection(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from hookwrap.testing._server import _Server  # pyright: ignore[reportPrivateUsage]
+
+    server = _Server(lambda path, headers, body: None)  # type: ignore[arg-type,return-value]
+    try:
+        for error in (ConnectionResetError(104, "reset by peer"), BrokenPipeError(32, "pipe")):
+            try:
+                raise error
+            except OSError:
+                server.handle_error(None, ("127.0.0.1", 1))
+        assert capsys.readouterr().err == ""
+        try:
+            raise ValueError("a real fault")
+        except ValueError:
+            server.handle_error(None, ("127.0.0.1", 1))
+        assert "ValueError: a real fault" in capsys.readouterr().err
+    finally:
+        server.server_close()

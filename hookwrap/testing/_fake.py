@@ -472,8 +472,9 @@ class FakeProvider:
         received = Received(path, body, {k.lower(): v for k, v in headers.items()}, request)
         with self._lock:
             self.requests.append(attrs.evolve(received, status=answer.status))
-        request_id = ("x-request-id", f"req_fake_{number}")
-        return attrs.evolve(answer, headers=(*answer.headers, request_id))
+        # OpenAI's SDK reads `x-request-id`, Anthropic's `request-id`
+        ids = (("x-request-id", f"req_fake_{number}"), ("request-id", f"req_fake_{number}"))
+        return attrs.evolve(answer, headers=(*answer.headers, *ids))
 
     def _response(self, reply: Reply | None, request: ModelRequest) -> ModelResponse:
         """The response for `reply` (the echo when None), missing fields filled in."""
@@ -523,7 +524,11 @@ class FakeProvider:
         if failure.retry_after is None:
             return answer
         seconds = failure.retry_after
-        retry = (("retry-after", f"{seconds:g}"), ("retry-after-ms", f"{seconds * 1000:.0f}"))
+        # HTTP's `Retry-After` counts whole seconds; the SDKs read the exact wait in ms first
+        retry = (
+            ("retry-after", str(math.ceil(seconds))),
+            ("retry-after-ms", f"{seconds * 1000:.0f}"),
+        )
         return attrs.evolve(answer, headers=(*answer.headers, *retry))
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -80,6 +81,12 @@ class _Server(ThreadingHTTPServer):
         with self.connections_lock:
             self.connections.discard(request)
         super().shutdown_request(request)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a client that stops reading a stream at its end (`data: [DONE]`) and drops the
+        # connection, as SDKs do, is no error worth a traceback
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
 
     def drop_connections(self) -> None:
         """End idle keep-alive connections, so their handler threads finish."""
