@@ -723,3 +723,17 @@ def test_the_server_keeps_quiet_when_a_client_drops_its_connection(
         assert "ValueError: a real fault" in capsys.readouterr().err
     finally:
         server.server_close()
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_filtered_responses_answer_is_incomplete_saying_why(stream: bool) -> None:
+    filtered = hw.ModelResponse(hw.Message.assistant("x"), finish_reason="content_filter")
+    with FakeProvider([filtered]).openai() as client:
+        if stream:
+            events = list(client.responses.create(model="m", input="hi", stream=True))
+            assert events[-1].type == "response.incomplete"
+            response: Any = events[-1].response
+        else:
+            response = client.responses.create(model="m", input="hi")
+    assert response.status == "incomplete"
+    assert response.incomplete_details.reason == "content_filter"

@@ -946,6 +946,29 @@ def test_responses_response_read_and_written_back() -> None:
     assert sdk(data=out).responses.create(model="m", input="x").output_text == "Rain."
 
 
+@pytest.mark.parametrize(
+    ("reason", "status", "why"),
+    [
+        ("content_filter", "incomplete", "content_filter"),
+        ("length", "incomplete", "max_output_tokens"),
+        ("stop", "completed", None),
+    ],
+)
+def test_a_responses_answer_says_why_it_is_incomplete(
+    reason: str, status: str, why: str | None
+) -> None:
+    """A finish reason written back as a Responses answer, whole or made anew: its status,
+    and `incomplete_details` saying why (a filter is no `max_output_tokens`)."""
+    data = response_json()
+    for out in (
+        RESP.write_response(RESP.response(data).replace(finish_reason=reason), data),
+        RESP.write_response(ModelResponse(Message.assistant("x"), finish_reason=reason), None),
+    ):
+        Response.model_validate(out)
+        assert out["status"] == status
+        assert out["incomplete_details"] == (None if why is None else {"reason": why})
+
+
 def test_responses_chunk_kinds() -> None:
     added = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f"}
     events: dict[str, tuple[dict[str, Any], Chunk]] = {

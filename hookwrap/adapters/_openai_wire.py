@@ -911,7 +911,25 @@ def _resp_tool_out(spec: ToolSpec, old: Mapping[str, Any] | None) -> _J:
 def _resp_status(reason: str | None) -> str:
     if reason is not None and reason in _RESP_STATUS:
         return reason
-    return "incomplete" if finish_in(reason, _FINISH_WORDS) == "length" else "completed"
+    cut = finish_in(reason, _FINISH_WORDS) in _INCOMPLETE
+    return "incomplete" if cut else "completed"
+
+
+# the finish reasons a Responses answer says as `incomplete`, and its words for why
+_INCOMPLETE = {"length": "max_output_tokens", "content_filter": "content_filter"}
+
+
+def _set_status(resp: _J, reason: str | None) -> None:
+    """`resp` (a Responses object) finished for `reason`: its `status`, and why it is
+    incomplete where it is (a reason the status alone says keeps the details it has)."""
+    status = resp["status"] = _resp_status(reason)
+    why = _INCOMPLETE.get(finish_in(reason, _FINISH_WORDS) or "")
+    if status != "incomplete":
+        resp["incomplete_details"] = None
+    elif why is not None:
+        resp["incomplete_details"] = {"reason": why}
+    elif not resp.get("incomplete_details"):
+        resp["incomplete_details"] = {"reason": "max_output_tokens"}
 
 
 def _output_items(message: Message, old: list[Any]) -> list[Any]:
@@ -1402,7 +1420,7 @@ class ResponsesWire(Wire):
         if self.response(data).message != response.message:
             out["output"] = _output_items(response.message, _list(data.get("output")))
         if response.finish_reason is not None:
-            out["status"] = _resp_status(response.finish_reason)
+            _set_status(out, response.finish_reason)
         if response.usage is not None:
             usage = _usage_out(response.usage, data.get("usage"), *_RESP_USAGE, _RESP_USAGE_BASE)
             out["usage"] = usage
@@ -1466,7 +1484,7 @@ class ResponsesWire(Wire):
         if kind in ("usage", "finish"):
             old = _obj(out.get("response")) or _obj(base.get("response"))
             resp: _J = dict(old or _response_json(ModelResponse(), []))
-            resp["status"] = status
+            _set_status(resp, chunk.finish_reason or "completed")
             if chunk.usage is not None:
                 usage = _usage_out(chunk.usage, resp.get("usage"), *_RESP_USAGE, _RESP_USAGE_BASE)
                 resp["usage"] = usage
@@ -1532,17 +1550,16 @@ class ResponsesWire(Wire):
 
 def _response_json(response: ModelResponse, output: list[Any]) -> _J:
     """A complete Response object: the fields the API always sends, and the answer."""
-    status = _resp_status(response.finish_reason)
     usage = response.usage
     now = int(time.time())
-    return {
+    made: _J = {
         "id": _uid("resp_"),
         "object": "response",
         "created_at": now,
-        "completed_at": now if status == "completed" else None,
+        "completed_at": None,
         "model": response.model or "",
-        "status": status,
-        "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+        "status": "completed",
+        "incomplete_details": None,
         "error": None,
         "instructions": None,
         "metadata": {},
@@ -1552,6 +1569,10 @@ def _response_json(response: ModelResponse, output: list[Any]) -> _J:
         "tools": [],
         "usage": None if usage is None else _usage_out(usage, None, *_RESP_USAGE, _RESP_USAGE_BASE),
     }
+    _set_status(made, response.finish_reason)
+    if made["status"] == "completed":
+        made["completed_at"] = now
+    return made
 
 
 def _as_str_input(items: list[Any]) -> str | list[Any]:
