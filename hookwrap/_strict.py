@@ -27,7 +27,7 @@ from cattrs.v import format_exception, transform_error
 from ._convert import converter
 from ._errors import add_note
 
-__all__ = ["json_text", "strict", "why_not"]
+__all__ = ["is_union", "json_text", "strict", "why_not"]
 
 
 class _Mismatch(TypeError):
@@ -211,7 +211,7 @@ def _name(tp: Any) -> str:
     if _is_literal(tp):
         return f"Literal[{', '.join(map(repr, typing.get_args(tp)))}]"
     args = typing.get_args(tp)
-    if _is_union(tp):
+    if is_union(tp):
         return " | ".join(map(_name, args))
     if args:
         inner = ", ".join("..." if a is Ellipsis else _name(a) for a in args)
@@ -253,7 +253,7 @@ def _strict_union(tp: Any) -> Callable[[Any, Any], Any]:
     return hook
 
 
-def _is_union(tp: Any) -> bool:
+def is_union(tp: Any) -> bool:
     return typing.get_origin(tp) in (Union, types.UnionType)
 
 
@@ -262,7 +262,7 @@ def _is_plain_union(tp: Any) -> bool:
     and attrs classes (telling them apart by their fields)."""
     args = typing.get_args(tp)
     optional = len(args) == 2 and _NONE in args
-    return _is_union(tp) and not optional and not is_supported_union(tp)
+    return is_union(tp) and not optional and not is_supported_union(tp)
 
 
 def _is_literal(tp: Any) -> bool:

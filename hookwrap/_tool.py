@@ -8,17 +8,16 @@ import enum
 import functools
 import inspect
 import re
-import types
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, Literal, Union, cast
+from typing import Any, Literal, cast
 
 import attrs
 
 from ._convert import UnparsedArguments, converter
 from ._hooks import describe
 from ._run import current_var
-from ._strict import json_text, strict, why_not
+from ._strict import is_union, json_text, strict, why_not
 from ._types import ToolCall, ToolSpec
 
 __all__ = ["ToolArgumentError", "ToolBinding", "schema_of"]
@@ -46,7 +45,7 @@ def schema_of(tp: Any) -> dict[str, Any]:
     args = typing.get_args(tp)
     if origin is Literal:
         return {"enum": list(args)}
-    if origin is Union or (hasattr(types, "UnionType") and origin is types.UnionType):
+    if is_union(tp):
         options = [schema_of(a) for a in args]
         return {"anyOf": options}
     if origin in (list, tuple, set, frozenset) or tp in (list, tuple, set):
@@ -175,6 +174,7 @@ class ToolBinding:
         "preset",
         "spec",
         "takes_ctx",
+        "var_kw",
         "var_pos",
     )
 
@@ -228,8 +228,9 @@ class ToolBinding:
             else:
                 required.append(p.name)
             properties[p.name] = schema
-        var_kw = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-        if self.var_pos is not None and not properties and not var_kw:
+        # a `**kwargs` takes the arguments the signature does not name
+        self.var_kw = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+        if self.var_pos is not None and not properties and not self.var_kw:
             # the model sends a JSON object: every argument it could send would be refused
             raise TypeError(
                 f"hw.tool {describe(fn)}: a tool's parameters need names: *{self.var_pos} "
@@ -270,7 +271,7 @@ class ToolBinding:
             if structure and (key in self.preset or (key == "ctx" and self.takes_ctx)):
                 raise ToolArgumentError(f"{self.spec.name}() got an unexpected argument {key!r}")
             if param is None:
-                if any(p.kind is p.VAR_KEYWORD for p in self.params.values()):
+                if self.var_kw:
                     kwargs[key] = value
                     continue
                 raise ToolArgumentError(f"{self.spec.name}() got an unexpected argument {key!r}")
@@ -336,7 +337,7 @@ def _typed(value: Any, tp: Any) -> bool:
         return False
     if origin is typing.Annotated:
         return _typed(value, args[0])
-    if origin is Union or origin is types.UnionType:
+    if is_union(tp):
         return any(_typed(value, option) for option in args)
     if origin in (list, set, frozenset) or (origin is tuple and args[1:] == (Ellipsis,)):
         items = cast("Iterable[Any]", value)
