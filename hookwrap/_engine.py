@@ -583,8 +583,8 @@ class ModelEngine(_Shared):
         usage = self._usage(ctx, response, parent)
         if usage is not None and self.usage:
             call_all(self.usage, (usage,), ctx)
-        if self.after:
-            after_model(self.after, request, response, ctx)  # observes: chunks are delivered
+        if self.after:  # they observe: the chunks are delivered, what they return is ignored
+            call_all(self.after, (request, response), ctx)
         return usage
 
     def generator(
@@ -765,8 +765,8 @@ class ModelEngine(_Shared):
         usage = self._usage(ctx, response, parent)
         if usage is not None and self.usage:
             await call_all_async(self.usage, (usage,), ctx)
-        if self.after:
-            await after_model_async(self.after, request, response, ctx)
+        if self.after:  # they observe, as in `_stream_end`
+            await call_all_async(self.after, (request, response), ctx)
         return usage
 
     async def agenerator(

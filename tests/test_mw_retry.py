@@ -102,6 +102,26 @@ def test_the_last_error_propagates_with_a_note_once_retries_run_out(
 
 
 @pytest.mark.parametrize(
+    ("max_retries", "notes"),
+    [(0, []), (1, ["Retry gave up after 1 retry"])],
+    ids=["none", "one"],
+)
+def test_the_give_up_note_counts_the_retries_that_ran(
+    waits: Waits, max_retries: int, notes: list[str]
+) -> None:
+    """As retry.md says: one retry reads "1 retry"; with none there is nothing to give up."""
+    errors = [TimeoutError(f"t{i}") for i in range(3)]
+    target, calls = flaky(list(errors))
+    ask = hw.model(target, use=[Retry(max_retries=max_retries, jitter=False)])
+    with pytest.raises(TimeoutError) as excinfo:
+        ask("q")
+    assert excinfo.value is errors[max_retries]
+    assert [n for n in getattr(excinfo.value, "__notes__", []) if "Retry" in n] == notes
+    assert len(calls) == max_retries + 1
+    assert len(waits.seconds) == max_retries
+
+
+@pytest.mark.parametrize(
     "error",
     [ValueError("bad"), HttpError(400), HttpError(401), hw.Aborted("stop"), KeyboardInterrupt()],
     ids=repr,

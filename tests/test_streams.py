@@ -276,6 +276,33 @@ def test_end_of_stream_runs_on_usage_then_after_model_on_what_the_caller_receive
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_in_a_stream_every_after_model_hook_sees_what_the_caller_received_whatever_they_return(
+    kind: str,
+) -> None:
+    """In a stream `after_model` observes: a value of any type is ignored (no error at the
+    end of a stream whose chunks are all delivered), and no hook's return value reaches the
+    hooks after it."""
+    seen: list[str] = []
+
+    @hw.after_model(priority=1)  # runs last: "reverse" order
+    def outer(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(f"outer {response.text}")
+
+    @hw.after_model
+    def summary(request: hw.ModelRequest, response: hw.ModelResponse) -> Any:
+        seen.append(f"summary {response.text}")
+        return response.text  # not a ModelResponse: a whole call would refuse it
+
+    @hw.after_model(priority=-1)  # runs first
+    def rewrite(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=hw.Message.assistant("rewritten"))
+
+    wrapped = hw.model(stream_target(kind, ["a", "b"], []), use=[outer, summary, rewrite])
+    assert consume(kind, wrapped) == ["a", "b"]
+    assert seen == ["summary ab", "outer ab"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_no_usage_seen_means_no_on_usage(kind: str) -> None:
     log: Log = []
 
