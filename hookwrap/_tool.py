@@ -256,8 +256,12 @@ class ToolBinding:
         return ToolCall(call_id, self.spec.name, arguments, direct)
 
     def _split(
-        self, arguments: Mapping[str, Any], structure: bool
+        self, arguments: Mapping[str, Any], given: Mapping[str, Any] | None
     ) -> tuple[list[Any], dict[str, Any]]:
+        """The tool's positional and keyword arguments. `given` is what a direct call passed
+        (None for the model's call): a value still the one passed reaches the tool as it is,
+        since nothing the caller passed is changed; a value a `before_tool` hook set is
+        structured as the model's JSON is."""
         if isinstance(arguments, UnparsedArguments):
             raise ToolArgumentError(
                 f"the arguments of {self.spec.name} must be a JSON object, got "
@@ -268,15 +272,17 @@ class ToolBinding:
         for key, value in arguments.items():
             param = self.params.get(key)
             # what the tool binds itself (a partial's keyword, its RunContext) is not the model's
-            if structure and (key in self.preset or (key == "ctx" and self.takes_ctx)):
+            own = key in self.preset or (key == "ctx" and self.takes_ctx)
+            if given is None and own:
                 raise ToolArgumentError(f"{self.spec.name}() got an unexpected argument {key!r}")
             if param is None:
                 if self.var_kw:
                     kwargs[key] = value
                     continue
                 raise ToolArgumentError(f"{self.spec.name}() got an unexpected argument {key!r}")
+            passed = given is not None and (own or (key in given and given[key] is value))
             if (
-                structure
+                not passed
                 and key in self.hints
                 and param.kind is not param.VAR_POSITIONAL
                 and not _typed(value, self.hints[key])
@@ -285,8 +291,9 @@ class ToolBinding:
                     value = strict.structure(value, self.hints[key])
                 except Exception as exc:
                     why = why_not(exc, key)
+                    by = "" if given is None else " (set by a before_tool hook)"
                     raise ToolArgumentError(
-                        f"argument {key!r} of {self.spec.name}: expected "
+                        f"argument {key!r} of {self.spec.name}{by}: expected "
                         f"{_type_name(self.hints[key])}, got {json_text(value)}"
                         + (f" ({why})" if why else "")
                     ) from exc
@@ -320,11 +327,11 @@ class ToolBinding:
                 if self.takes_ctx and "ctx" not in raw.arguments:
                     return raw.fn(*raw.args, **raw.kwargs, ctx=current_var.get())
                 return raw.fn(*raw.args, **raw.kwargs)
-            args, kwargs = self._split(call.arguments, False)
+            args, kwargs = self._split(call.arguments, raw.arguments)
             if self.method and raw.args and "self" not in call.arguments:
                 args.insert(0, raw.args[0])  # the instance the method was called on
             return raw.fn(*args, **kwargs)
-        args, kwargs = self._split(call.arguments, True)  # from a model: JSON values
+        args, kwargs = self._split(call.arguments, None)  # from a model: JSON values
         return self.fn(*args, **kwargs)
 
 
