@@ -185,10 +185,21 @@ class ModelCaller:
     `model` names the model for an SDK client (None: the request's own). `use` adds
     model hooks around every call (inside the private ones that carry the request in and
     the response out). `is_async` tells whether `acall` must be used; a Google client
-    serves both.
+    serves both. `label` names the target for messages; `label_for` names the model one
+    call goes to.
     """
 
-    __slots__ = ("_async", "_sync", "accepts", "api", "is_async", "label", "model", "sdk")
+    __slots__ = (
+        "_async",
+        "_named",
+        "_sync",
+        "accepts",
+        "api",
+        "is_async",
+        "label",
+        "model",
+        "sdk",
+    )
 
     def __init__(self, target: Any, model: str | None = None, use: Any = ()) -> None:
         from ._wrap import _refuse_sdk_class, wrap  # pyright: ignore[reportPrivateUsage]
@@ -201,11 +212,13 @@ class ModelCaller:
         self._sync: Entry | None = None
         self._async: Entry | None = None
         self.accepts: Callable[[str], bool] = lambda option: True
+        self._named: str | None = None  # a client's or method's name, without the model
         use = [_carry, use, _keep, _keep_chunk]
         if api is not None:
             raw = _unwrapped(target)
             owner = type(raw.__self__).__name__
-            self.label = f"{owner}.{raw.__name__}({model or 'the same model'})"
+            self._named = f"{owner}.{raw.__name__}"
+            self.label = f"{self._named}({model or 'the same model'})"
             entry = _method_entry(api, wrap(target, use=use), fixed, raw.__name__)
             # the SDKs name their async resources so; their methods are not always
             # `async def` (a plain function may wrap one)
@@ -228,13 +241,21 @@ class ModelCaller:
             else:
                 self._sync = entry
         else:
-            self.label = f"{type(target).__name__}({model or 'the same model'})"
+            self._named = type(target).__name__
+            self.label = f"{self._named}({model or 'the same model'})"
             client = wrap(target, use=use)
             self._sync, self._async = _client_entries(self.sdk, client)
         self.is_async = self._sync is None
 
     def __repr__(self) -> str:
         return f"<ModelCaller {self.label}>"
+
+    def label_for(self, request: ModelRequest) -> str:
+        """`label`, naming the model `request` is sent to: a client or method given no
+        model of its own is called with the request's, so its label names that one."""
+        if self._named is None or self.model is not None or request.model is None:
+            return self.label
+        return f"{self._named}({request.model})"
 
     def _request(self, request: ModelRequest) -> ModelRequest:
         """The request as the target can take it: only the options it understands."""

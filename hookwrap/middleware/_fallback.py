@@ -6,9 +6,10 @@ import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
 from typing import Any, cast
 
+from .._adapter import Call
 from .._caller import ModelCaller
 from .._errors import Aborted, Interrupt, add_note
-from .._hooks import Middleware, async_twin, wrap_model
+from .._hooks import Middleware, async_twin, describe, wrap_model
 from .._run import current_var
 from .._types import Chunk, ModelRequest, ModelResponse
 from ._shared import aprimed, error_matcher, primed
@@ -33,6 +34,27 @@ class _SameTarget:
     def __init__(self, model: str) -> None:
         self.model = model
         self.label = model
+
+    def label_for(self, request: ModelRequest) -> str:
+        return self.label
+
+
+def _takes_no_model(request: ModelRequest) -> str | None:
+    """The model function `request` goes to, described, if it cannot be given another
+    model (no `model` parameter, no `**kwargs`), where the function adapter would leave a
+    changed `request.model` out; None for any other target."""
+    from ..adapters.function import FunctionAdapter
+
+    call = request.raw
+    if not isinstance(call, Call):
+        return None
+    try:
+        adapter = FunctionAdapter(call.fn)
+    except TypeError:  # not a model function: an SDK's own request, which sends the model
+        return None
+    if adapter.form == "request" or "model" in adapter.accepts or adapter.var_kw:
+        return None
+    return describe(call.fn)
 
 
 def _alternative(item: object) -> _SameTarget | ModelCaller:
@@ -147,7 +169,7 @@ class Fallback(Middleware):
         self, response: Any, alternative: _SameTarget | ModelCaller | None, request: ModelRequest
     ) -> Any:
         ctx = current_var.get()
-        label = None if alternative is None else alternative.label
+        label = None if alternative is None else alternative.label_for(request)
         if ctx is not None:
             ctx.call_state["fallback"] = label
         if alternative is None or not isinstance(response, ModelResponse):
@@ -159,21 +181,38 @@ class Fallback(Middleware):
             raw=None, model=response.model or getattr(alternative, "model", None) or label
         )
 
-    def _failed(self, error: BaseException, errors: list[BaseException], label: str) -> None:
+    def _failed(
+        self, error: BaseException, errors: list[tuple[str, BaseException]], label: str
+    ) -> None:
         if not self._falls_back(error) or isinstance(error, _Misused):
             raise error
         log.warning("Fallback: %s failed (%s: %s)", label, type(error).__name__, error)
-        errors.append(error)
+        errors.append((label, error))
 
-    def _give_up(self, errors: list[BaseException]) -> BaseException:
-        last = errors[-1]
-        labels = ["the first model", *(m.label for m in self.models)]
-        for label, error in zip(labels, errors[:-1], strict=False):
+    def _check(self, request: ModelRequest, first: BaseException) -> None:
+        """Refuse model names as alternatives when the target cannot take a model: it
+        would be called again as it was. Known only now, from the call (a `Fallback` is
+        made before the target it serves)."""
+        names = [m.label for m in self.models if isinstance(m, _SameTarget)]
+        if not names:
+            return
+        target = _takes_no_model(request)
+        if target is not None:
+            raise _Misused(
+                f"Fallback(models=...): {', '.join(map(repr, names))} would call the same "
+                f"target with another model, but {target} takes no `model` parameter (nor "
+                "`**kwargs`); give it one, or give the alternative as a model function or a "
+                "(client, 'model name') pair"
+            ) from first
+
+    def _give_up(self, errors: list[tuple[str, BaseException]]) -> BaseException:
+        last = errors[-1][1]
+        for label, error in errors[:-1]:
             add_note(last, f"Fallback: {label} failed before: {type(error).__name__}: {error}")
         return last
 
     async def _amodel(self, request: ModelRequest, call_next: Any) -> Any:
-        errors: list[BaseException] = []
+        errors: list[tuple[str, BaseException]] = []
         try:
             response = await call_next(request)
             if hasattr(response, "__anext__"):
@@ -181,7 +220,9 @@ class Fallback(Middleware):
             return self._answered(response, None, request)
         except BaseException as error:
             self._failed(error, errors, "the first model")
+        self._check(request, errors[0][1])
         for alternative in self.models:
+            label = alternative.label_for(request)
             try:
                 if isinstance(alternative, _SameTarget):
                     response = await call_next(request.replace(model=alternative.model))
@@ -193,13 +234,13 @@ class Fallback(Middleware):
                     response = await alternative.acall(request)
                 return self._answered(response, alternative, request)
             except BaseException as error:
-                self._failed(error, errors, alternative.label)
+                self._failed(error, errors, label)
         raise self._give_up(errors)
 
     @wrap_model
     @async_twin(_amodel)
     def model(self, request: ModelRequest, call_next: Any) -> Any:
-        errors: list[BaseException] = []
+        errors: list[tuple[str, BaseException]] = []
         try:
             response = call_next(request)
             if hasattr(response, "__next__"):
@@ -207,21 +248,21 @@ class Fallback(Middleware):
             return self._answered(response, None, request)
         except BaseException as error:
             self._failed(error, errors, "the first model")
+        self._check(request, errors[0][1])
         for alternative in self.models:
+            label = alternative.label_for(request)
             try:
                 if isinstance(alternative, _SameTarget):
                     response = call_next(request.replace(model=alternative.model))
                     if hasattr(response, "__next__"):
                         response = primed(response)
                 elif alternative.is_async:
-                    raise _Misused(
-                        f"Fallback: {alternative.label} is async and cannot answer a sync call"
-                    )
+                    raise _Misused(f"Fallback: {label} is async and cannot answer a sync call")
                 elif request.stream:
                     response = _streamed(alternative, request)
                 else:
                     response = alternative.call(request)
                 return self._answered(response, alternative, request)
             except BaseException as error:
-                self._failed(error, errors, alternative.label)
+                self._failed(error, errors, label)
         raise self._give_up(errors)
