@@ -297,6 +297,29 @@ def test_a_path_through_a_link_out_of_the_root_is_refused_even_if_it_comes_back(
     assert (root / "sub" / "made.txt").read_text("utf-8") == "made"
 
 
+@pytest.mark.parametrize("path", ["../root/notes.txt", "sub/../../root/notes.txt", "../root"])
+def test_dotdot_out_of_the_root_and_back_in_is_refused_without_naming_a_link(
+    root: Path, path: str
+) -> None:
+    """The path leaves the root as written, whose directory is named `root`; no link is
+    involved, so the message must not blame one."""
+    fs = tools(Filesystem(root=root))
+    expected = f"path {path!r} is outside the root"
+    assert refused(lambda: fs["read_file"](path)) == expected
+    assert refused(lambda: fs["list_files"](path)) == expected
+
+
+def test_a_missing_file_is_refused_with_the_listing_tool_to_use(root: Path) -> None:
+    plain = tools(Filesystem(root=root))
+    prefixed = tools(Filesystem(root=root, prefix="fs_"))
+    assert refused(lambda: plain["read_file"]("x")) == (
+        "no such file or directory: 'x'; list_files shows what exists"
+    )
+    assert refused(lambda: prefixed["fs_read_file"]("x")) == (
+        "no such file or directory: 'x'; fs_list_files shows what exists"
+    )
+
+
 def test_an_absolute_path_into_the_root_is_refused_too(root: Path) -> None:
     read_file = tools(Filesystem(root=root))["read_file"]
     refused(lambda: read_file(str(root / "notes.txt")), "is absolute")

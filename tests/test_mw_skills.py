@@ -238,6 +238,17 @@ def test_use_skill_returns_the_text_without_front_matter(tree: Path) -> None:
     assert asyncio.run(use_skill.ainvoke(call)) == "# Code review\n\nRead the tests first."
 
 
+def test_use_skill_trims_only_the_blank_lines_around_the_text(tmp_path: Path) -> None:
+    """Only whole blank (or whitespace-only) lines go: an indented first line is a code
+    block in Markdown, and a line's own spaces are part of the text."""
+    text = "---\nname: code\n---\n  \n\n    pip install x\n\nThen run it.  \n \t\n\n"
+    write(tmp_path / "code", text)
+    (use_skill,) = Skills(paths=[tmp_path]).tools
+    assert use_skill("code") == "    pip install x\n\nThen run it.  "
+    write(tmp_path / "code", "---\nname: code\n---\n \n\n")
+    assert Skills(paths=[tmp_path]).skills["code"].body == ""
+
+
 def test_an_unknown_skill_is_a_tool_error_listing_the_skills(tree: Path) -> None:
     (use_skill,) = Skills(paths=[tree]).tools
     with pytest.raises(hw.ToolArgumentError) as info:

@@ -232,12 +232,19 @@ class Filesystem(Middleware):
         # Resolve the path as the OS would, one component at a time (`..` after a symbolic
         # link leaves the link's target, not the link), and refuse it as soon as it is
         # outside: checking only where it ends up would let `up/<root's name>/x`, through a
-        # link `up` to the root's parent, tell the model what lies outside.
+        # link `up` to the root's parent, tell the model what lies outside. `depth` is how
+        # deep the path is as written: a `..` taking it below the root leaves with no link
+        # involved (`../<root's name>/x`), so any later step outside is through a link.
         real = self.root
+        depth = 0
         for name in Path(joined).relative_to(self.root).parts:
             if name == "..":
+                depth -= 1
+                if depth < 0:
+                    raise FilesystemError(f"path {path!r} is outside the root")
                 real = os.path.dirname(real)
             elif name != ".":
+                depth += 1
                 real = os.path.join(real, name)
                 if os.path.islink(real):
                     real = os.path.realpath(real)

@@ -136,6 +136,14 @@ def _first_line(body: str) -> str:
     return ""
 
 
+def _trimmed(text: str) -> str:
+    """`text` without its leading and trailing blank (or whitespace-only) lines. Unlike
+    `str.strip`, this keeps the first line's indentation, which may begin a code block."""
+    lines = text.split("\n")
+    kept = [i for i, line in enumerate(lines) if line.strip()]
+    return "\n".join(lines[kept[0] : kept[-1] + 1]) if kept else ""
+
+
 def _read(directory: str) -> Skill:
     path = os.path.join(directory, "SKILL.md")
     try:
@@ -144,7 +152,7 @@ def _read(directory: str) -> Skill:
     except UnicodeDecodeError:
         raise ValueError(f"Skills: {path} is not UTF-8 text") from None
     fields, body = _front_matter(text.lstrip("\ufeff"), path)
-    body = body.strip()
+    body = _trimmed(body)
     name = fields.get("name") or os.path.basename(directory)
     description = fields.get("description") or _first_line(body)
     return Skill(name, " ".join(description.split()), body, path)
