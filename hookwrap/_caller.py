@@ -175,8 +175,32 @@ def _resolve(
         method, bound = partial.func, model or (named if isinstance(named, str) else None)
     api = _api(_unwrapped(method))
     if api is None:
+        _refuse_other_sdk_method(_unwrapped(method))
         return original, None, model, {}
     return method, api, bound, fixed
+
+
+_SDK_MODULES = ("openai.", "anthropic.", "google.genai.")
+_METHODS_TAKEN = (
+    "chat.completions.create or responses.create (OpenAI), messages.create (Anthropic), "
+    "models.generate_content or models.generate_content_stream (Google GenAI)"
+)
+
+
+def _refuse_other_sdk_method(method: object) -> None:
+    """An SDK method other than the ones hookwrap calls with a neutral request (`.parse`,
+    `messages.stream`, `chats.send_message`) would be taken for a model function and fail
+    only at its first call, after sending a request: refuse it when it is given."""
+    if not inspect.ismethod(method):
+        return
+    owner = type(method.__self__)
+    if owner.__module__.startswith(_SDK_MODULES):
+        raise TypeError(
+            f"{owner.__name__}.{method.__name__} is an SDK method hookwrap cannot call with "
+            f"a request of its own; give {_METHODS_TAKEN}, bound with its model "
+            "(functools.partial(client.chat.completions.create, model=...)), or the client "
+            "and its model: (client, 'model name')"
+        )
 
 
 class ModelCaller:
