@@ -581,16 +581,24 @@ _BLOCKS: dict[Any, tuple[str, dict[str, Any]]] = {
 class _Framer(Framer):
     """Frames a Messages stream made of new chunks: `message_start` first, every delta in a
     content block of its kind (blocks numbered in the order they open, one open at a time),
-    `message_delta` and `message_stop` last. The SDK's `messages.stream()` needs all that."""
+    `message_delta` and `message_stop` last. The SDK's `messages.stream()` needs all that.
+
+    The stop of a text block with no text yet (a hook held its text back) waits for the
+    next block or the stream's end: text released before then (at the `finish` chunk,
+    which comes after the stop) fills that block rather than opening another one and
+    leaving it empty, which is not how the API answers and which it refuses when sent back.
+    """
 
     __slots__ = (
         "api_block",
         "block",
         "count",
         "delta",
+        "empty",
         "model",
         "sent_delta",
         "started",
+        "stopped",
         "tools",
         "waiting",
     )
@@ -601,6 +609,8 @@ class _Framer(Framer):
         self.started = self.tools = self.sent_delta = False
         self.block: tuple[Any, str] | None = None  # the open block: its given index, its type
         self.api_block = False  # whether the API opened it (not a `Made` event)
+        self.empty = False  # whether it is a text block with no text yet
+        self.stopped = False  # whether its stop came (then it goes out when the block closes)
         self.count = 0  # blocks opened so far
         self.delta: Event | None = None  # the closing `message_delta`, sent just before the end
         self.waiting: list[Event] = []  # made deltas for after the API's open tool call
@@ -643,9 +653,13 @@ class _Framer(Framer):
             elif held is None or held[0] != data.get("index") or not held[1].endswith(btype):
                 self._open(data.get("index"), btype, dict(fresh), out, True)
             out.append(_event({**data, "index": self.count - 1}))
+            self.empty = self.empty and not _map(data.get("delta")).get("text")
         elif kind == "content_block_stop":
             if self.block is not None and (made or self.block[0] == data.get("index")):
-                self._close_block(out)
+                if self.empty:
+                    self.stopped = True  # for the text a hook held back (see above)
+                else:
+                    self._close_block(out)
         elif kind == "message_delta":
             self._close_block(out)
             self.delta = event  # held: usage may still come
@@ -658,6 +672,9 @@ class _Framer(Framer):
     def replay(self, batch: Sequence[Event]) -> None:
         super().replay(batch)
         self.sent_delta = self.delta is not None  # out already: sent again only with usage
+        if self.stopped:  # its stop is out already: the block is closed
+            self.block = None
+            self.stopped = False
 
     def _open(
         self, index: Any, btype: str, block: dict[str, Any], out: list[Event], api: bool
@@ -669,12 +686,14 @@ class _Framer(Framer):
         out.append(_block_event("content_block_start", self.count, content_block=block))
         self.block = (index, btype)
         self.api_block = api
+        self.empty = btype == "text" and not block.get("text")
         self.count += 1
 
     def _close_block(self, out: list[Event]) -> None:
         if self.block is not None:
             out.append(_block_event("content_block_stop", self.count - 1))
             self.block = None
+            self.stopped = False
         waiting, self.waiting = self.waiting, []
         for event in waiting:
             self._one(event, out)
