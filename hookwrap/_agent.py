@@ -147,12 +147,12 @@ class _Session:
         "base_usage",
         "ctx",
         "done",
+        "forget",
         "fresh",
         "instructions",
         "iteration",
         "messages",
         "payload",
-        "resumed",
         "seen_events",
         "specs",
         "tools",
@@ -170,7 +170,9 @@ class _Session:
         self.done: dict[str, _Done] = {}  # those of them that ended
         self.base_usage = Usage()
         self.payload: Any = None  # of the interrupt that paused the run
-        self.resumed = False
+        # resumed from a checkpoint, which any end but a new pause deletes (its pending
+        # calls may have run since: resumed again, they would run again)
+        self.forget = False
         self.fresh: list[Hook] = []
         self.seen_events = 0
 
@@ -457,8 +459,8 @@ class Agent:
             made = self._store
             where = f"SQLiteStore({_DEFAULT_STORE_PATH!r})" if made is None else repr(made)
             raise LookupError(
-                f"no checkpoint of an interrupted run {run_id!r} in {where}: it "
-                "finished, was never interrupted, or was saved in another store"
+                f"no checkpoint of an interrupted run {run_id!r} in {where}: it ended "
+                "(finished or aborted), was never interrupted, or was saved in another store"
             )
         session = self._session([message_from(m) for m in data["messages"]], is_async, run_id)
         run = session.ctx.run
@@ -473,7 +475,7 @@ class Agent:
             for k, v in data["done"].items()
         }
         session.base_usage = Usage(*data["usage"])
-        session.resumed = True
+        session.forget = True
         return session
 
     def _runner(self, t: Tool[..., Any]) -> _Runner:
@@ -537,7 +539,7 @@ class Agent:
             s.ctx.run.iteration = s.iteration
             result = s.result("aborted")
             yield ("aborted", exc)
-        if result.status != "interrupted" and s.resumed:
+        if s.forget:
             yield ("forget", None)
         yield ("after_agent", result)
         return result
@@ -588,6 +590,7 @@ class Agent:
             "payload": payload if _is_json(payload) else None,
         }
         s.payload = payload
+        s.forget = False  # the new checkpoint replaces the old one, and is kept
         yield ("save", checkpoint)
         return s.result("interrupted", payload=payload)
 
@@ -646,9 +649,13 @@ class Agent:
                 yield from self._custom(s)
                 if kind == "save" and not arg["turn"]:
                     yield AgentEvent("interrupt", value=s.payload)
-        except GeneratorExit:
+        except GeneratorExit:  # an aborted run: a resumed one deletes its checkpoint
             with _current(ctx):
-                finish_sync(ctx.run, ctx.run.terminal, ctx, Aborted(_CLOSED))
+                try:
+                    if s.forget:
+                        self._step_sync(s, "forget", None)
+                finally:
+                    finish_sync(ctx.run, ctx.run.terminal, ctx, Aborted(_CLOSED))
             raise
         except BaseException as exc:
             with _current(ctx):
@@ -782,16 +789,18 @@ class Agent:
                     yield event
                 if kind == "save" and not arg["turn"]:
                     yield AgentEvent("interrupt", value=s.payload)
-        except GeneratorExit:
-            with _current(ctx):
-                await finish_async(ctx.run, ctx.run.terminal, ctx, Aborted(_CLOSED))
-            raise
         except BaseException as exc:
             reported = exc
-            if isinstance(exc, asyncio.CancelledError):  # a stream's consumer stops early
+            if isinstance(exc, GeneratorExit):  # a stream closed early
+                reported = Aborted(_CLOSED)
+            elif isinstance(exc, asyncio.CancelledError):  # a stream's consumer stops early
                 reported = Aborted(_CLOSED if streaming else "cancelled")
             with _current(ctx):
-                await finish_async(ctx.run, ctx.run.terminal, ctx, reported)
+                try:  # an aborted run: a resumed one deletes its checkpoint
+                    if s.forget and reported is not exc:
+                        await self._step_async(s, "forget", None)
+                finally:
+                    await finish_async(ctx.run, ctx.run.terminal, ctx, reported)
             raise
         with _current(ctx):
             await finish_async(ctx.run, ctx.run.terminal, ctx, aborted)

@@ -13,7 +13,7 @@ import threading
 from collections.abc import AsyncGenerator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote_plus, urlsplit, urlunsplit
 
 from ._base import Closing, check_key, check_ttl, dump
 
@@ -201,12 +201,27 @@ def _check_db(url: str) -> None:
 
 
 def _redacted(url: str) -> str:
-    """`url` without its password, for messages and `repr`."""
+    """`url` without its password, for messages and `repr`: the one before the host and
+    a `password` query parameter (redis reads that one too)."""
     try:
         parts = urlsplit(url)
-        if parts.password is None:
-            return url
+        password = parts.password
     except ValueError:
         return "<an unparsable URL>"
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    if password is not None:
+        host = parts.netloc.rpartition("@")[2]
+        url = urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    if not parts.query:
+        return url
+    # the query, masked in place: rebuilt, a `unix:///path` URL would lose its `//`
+    head, _, tail = url.partition("?")
+    query, hash_mark, fragment = tail.partition("#")
+    fields = "&".join(_masked(field) for field in query.split("&"))
+    return f"{head}?{fields}{hash_mark}{fragment}"
+
+
+def _masked(field: str) -> str:
+    """One `name=value` field of a query, its value hidden if it is a password (the name
+    decoded as redis decodes it, so `pass%77ord` is one too)."""
+    name, equals, _ = field.partition("=")
+    return f"{name}=***" if equals and unquote_plus(name) == "password" else field

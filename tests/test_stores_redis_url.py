@@ -1,0 +1,93 @@
+"""A password in a `RedisStore` URL's query (`?password=...`, which redis reads as the
+userinfo one) never appears in messages or `repr` (SPEC §7), while the store still
+connects with it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from test_stores_redis import redis_url  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
+from hookwrap.stores._redis import RedisStore
+
+pytest.importorskip("redis")
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://h:6379/0?password=SECRETPW", "redis://h:6379/0?password=***"),
+        (
+            "redis://h/0?socket_timeout=5&password=SECRETPW",
+            "redis://h/0?socket_timeout=5&password=***",
+        ),
+        ("redis://h/0?pass%77ord=SECRETPW", "redis://h/0?pass%77ord=***"),  # redis decodes it
+        ("redis://u:SECRETPW@h/0?password=SECRETPW", "redis://u:***@h/0?password=***"),
+        (
+            "unix:///run/redis.sock?db=1&password=SECRETPW",
+            "unix:///run/redis.sock?db=1&password=***",
+        ),
+        ("redis://h/0?passwords=1", "redis://h/0?passwords=1"),  # not a password
+    ],
+)
+def test_repr_hides_a_password_in_the_query(url: str, shown: str) -> None:
+    store = RedisStore(url, prefix="a:")
+    assert repr(store) == f"RedisStore({shown!r}, prefix='a:')"
+    assert store.url == url  # what connects is the URL as given
+    store.close()
+    assert "SECRETPW" not in repr(store)
+    with pytest.raises(ValueError, match="it was closed") as caught:
+        store.get("k")
+    assert repr(shown) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://127.0.0.1:6379/0?password=SECRETPW&db=x",
+        "redis://127.0.0.1:6379/x?password=SECRETPW",
+    ],
+)
+def test_a_bad_url_is_refused_without_its_password(url: str) -> None:
+    with pytest.raises(ValueError, match="expects a redis://") as caught:
+        RedisStore(url)
+    assert "password=***" in str(caught.value)
+    assert "SECRETPW" not in str(caught.value)
+
+
+@pytest.fixture
+def user_url(redis_url: str) -> Iterator[str]:  # noqa: F811
+    """`redis_url` as the user `alice`, password `SECRETPW`, both in the query."""
+    import redis
+
+    admin: Any = redis.Redis.from_url(redis_url)  # pyright: ignore[reportUnknownMemberType]
+    admin.acl_setuser(
+        "alice", enabled=True, passwords=["+SECRETPW"], keys=["*"], commands=["+@all"]
+    )
+    try:
+        yield f"{redis_url}?username=alice&password=SECRETPW"
+    finally:
+        admin.acl_deluser("alice")
+        admin.close()
+
+
+def test_the_store_connects_with_the_password_in_the_query(user_url: str) -> None:
+    import redis
+
+    with RedisStore(user_url, prefix="qpw:") as store:
+        assert "SECRETPW" not in repr(store)
+        store.set("k", {"n": 1})
+        assert store.get("k") == {"n": 1}
+
+        async def read() -> Any:
+            value = await store.aget("k")
+            await store.adelete("k")
+            return value
+
+        assert asyncio.run(read()) == {"n": 1}
+    wrong = user_url.replace("SECRETPW", "nope")  # the same URL but for the password
+    with RedisStore(wrong) as store, pytest.raises(redis.AuthenticationError):
+        store.get("k")
