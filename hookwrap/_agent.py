@@ -602,6 +602,7 @@ class Agent:
         value: Any = None
         error: BaseException | None = None
         aborted: Aborted | None = None
+        paused: list[AgentEvent] = []  # interrupt events, held until the checkpoint is saved
         try:
             while True:
                 with _current(ctx):
@@ -637,7 +638,10 @@ class Agent:
                             yield from self._custom(s)
                             if outcome.aborted is not None:  # the calls after it never run
                                 break
-                            yield _tool_event(outcome)
+                            if outcome.paused:
+                                paused.append(_tool_event(outcome))
+                            else:
+                                yield _tool_event(outcome)
                         value = done
                     else:
                         with _current(ctx):
@@ -647,8 +651,8 @@ class Agent:
                 if kind == "aborted":
                     aborted = arg
                 yield from self._custom(s)
-                if kind == "save" and not arg["turn"]:
-                    yield AgentEvent("interrupt", value=s.payload)
+                if kind == "save":
+                    yield from _interrupts(s, arg, paused)
         except GeneratorExit:  # an aborted run: a resumed one deletes its checkpoint
             with _current(ctx):
                 try:
@@ -729,6 +733,7 @@ class Agent:
         value: Any = None
         error: BaseException | None = None
         aborted: Aborted | None = None
+        paused: list[AgentEvent] = []  # interrupt events, held until the checkpoint is saved
         try:
             while True:
                 with _current(ctx):
@@ -770,7 +775,9 @@ class Agent:
                                 for event in self._custom(s):
                                     yield event
                                 for outcome in batch:
-                                    if outcome.aborted is None:
+                                    if outcome.paused:
+                                        paused.append(_tool_event(outcome))
+                                    elif outcome.aborted is None:
                                         yield _tool_event(outcome)
                                 if any(outcome.aborted is not None for outcome in batch):
                                     break  # closing `finishing` cancels the calls still running
@@ -787,8 +794,9 @@ class Agent:
                     aborted = arg
                 for event in self._custom(s):
                     yield event
-                if kind == "save" and not arg["turn"]:
-                    yield AgentEvent("interrupt", value=s.payload)
+                if kind == "save":
+                    for event in _interrupts(s, arg, paused):
+                        yield event
         except BaseException as exc:
             reported = exc
             if isinstance(exc, GeneratorExit):  # a stream closed early
@@ -1057,6 +1065,17 @@ def _named_calls(message: Message, iteration: int) -> Message:
 
 def _chunk_event(chunk: Chunk) -> AgentEvent:
     return AgentEvent("chunk", chunk.text if chunk.kind == "text" else "", chunk)
+
+
+def _interrupts(
+    s: _Session, checkpoint: Mapping[str, Any], paused: list[AgentEvent]
+) -> list[AgentEvent]:
+    """The `interrupt` events of a run that just saved its checkpoint: those of the tool
+    calls that paused it, held back until then (a stream left at one keeps the checkpoint:
+    the run can be resumed), or one for a hook's interrupt outside tool calls."""
+    events = list(paused) if checkpoint["turn"] else [AgentEvent("interrupt", value=s.payload)]
+    paused.clear()
+    return events
 
 
 def _tool_event(done: _Done) -> AgentEvent:
