@@ -1018,7 +1018,14 @@ class _ResponsesFramer(Framer):
     """Frames a Responses stream made of new chunks: `response.created` first, every delta
     in an output item of its kind (items numbered in the order they open, one open at a
     time, each closed with the `.done` events the API sends), `response.completed` last
-    with the items delivered. The SDK's `responses.stream()` needs all that."""
+    with the items delivered. The SDK's `responses.stream()` needs all that.
+
+    The API's `output_item.done` for a message item with no text yet (a hook held its text
+    back) leaves the item open until the next item or the stream's end: text released
+    before then (at the `finish` chunk, or before a `tool_call_start`) fills that item
+    rather than opening another one and leaving it empty, which a call with no hooks does
+    not give.
+    """
 
     __slots__ = (
         "api_item",
@@ -1059,6 +1066,7 @@ class _ResponsesFramer(Framer):
             super().replay(batch)
         finally:
             self.replaying = False
+        self.numbers = itertools.count(len(batch))  # numbered on from what went out
 
     def _part(self, out: list[Event], kind: str, **fields: Any) -> None:
         """An item's part event, unless it went out already. What a replay makes went out
@@ -1135,7 +1143,9 @@ class _ResponsesFramer(Framer):
                 # its id stays the one that went out with the item (made here, if the
                 # API's `output_item.added` was dropped)
                 self.item.update((k, v) for k, v in done.items() if k != "id")
-                self._close_item(out)
+                # an empty message waits for held text (see above), unless its end went out
+                if self.replaying or self.item["type"] != "message" or any(self.text):
+                    self._close_item(out)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self.ending = (kind, _obj(data.get("response")) or {})  # deltas may still come
         elif kind in _ITEM_PARTS:

@@ -1,0 +1,281 @@
+"""Text a hook holds back and releases later (the recipe of the on_chunk page): in a
+Responses stream it comes after its message item's `.done` events, and still fills that
+item, so the caller gets the one message item it would get without hooks, not an empty
+one and another."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+
+openai = pytest.importorskip("openai")
+
+TEXT = ["Write to ", "ada@", "example.org"]
+ARGS = '{"to": "ada"}'
+USAGE = {
+    "input_tokens": 3,
+    "input_tokens_details": {"cached_tokens": 0},
+    "output_tokens": 5,
+    "output_tokens_details": {"reasoning_tokens": 0},
+    "total_tokens": 8,
+}
+
+
+def _response(status: str, output: list[Any], usage: Any) -> dict[str, Any]:
+    return {
+        "id": "resp_1", "object": "response", "created_at": 1, "status": status,
+        "model": "m", "output": output, "parallel_tool_calls": True, "tool_choice": "auto",
+        "tools": [], "usage": usage, "error": None, "incomplete_details": None,
+        "instructions": None, "metadata": {}, "temperature": 1.0, "top_p": 1.0,
+    }  # fmt: skip
+
+
+def _sse(with_call: bool) -> bytes:
+    """A stream as the API sends it: a message item, then maybe a function call item."""
+    text = "".join(TEXT)
+    part: dict[str, Any] = {"type": "output_text", "text": text, "annotations": []}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed"}
+    at = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": _response("in_progress", [], None)},
+        {"type": "response.in_progress", "response": _response("in_progress", [], None)},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**message, "status": "in_progress", "content": []},
+        },
+        {"type": "response.content_part.added", **at, "part": {**part, "text": ""}},
+        *({"type": "response.output_text.delta", **at, "delta": t, "logprobs": []} for t in TEXT),
+        {"type": "response.output_text.done", **at, "text": text, "logprobs": []},
+        {"type": "response.content_part.done", **at, "part": part},
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {**message, "content": [part]},
+        },
+    ]
+    output: list[Any] = [{**message, "content": [part]}]
+    if with_call:
+        call = {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "mail"}
+        where = {"item_id": "fc_1", "output_index": 1}
+        done = {**call, "arguments": ARGS, "status": "completed"}
+        events += [
+            {
+                "type": "response.output_item.added",
+                "output_index": 1,
+                "item": {**call, "arguments": "", "status": "in_progress"},
+            },
+            {"type": "response.function_call_arguments.delta", **where, "delta": ARGS},
+            {"type": "response.function_call_arguments.done", **where, "arguments": ARGS},
+            {"type": "response.output_item.done", "output_index": 1, "item": done},
+        ]
+        output.append(done)
+    events.append({"type": "response.completed", "response": _response("completed", output, USAGE)})
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def _client(is_async: bool, with_call: bool = False) -> Any:
+    name = "DefaultAsyncHttpxClient" if is_async else "DefaultHttpxClient"
+    http_class = getattr(openai, name)
+    # the SDK's HTTP library: httpx2, or httpx for older releases
+    module = next(
+        sys.modules[root]
+        for cls in http_class.__mro__
+        if (root := cls.__module__.partition(".")[0]) in ("httpx", "httpx2")
+    )
+    body = _sse(with_call)
+
+    def answer(request: Any) -> Any:
+        return module.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    http = http_class(transport=module.MockTransport(answer))
+    make = openai.AsyncOpenAI if is_async else openai.OpenAI
+    return make(api_key="k", base_url="http://fake.invalid", http_client=http, max_retries=0)
+
+
+@hw.on_chunk
+def hold_back(chunk: hw.Chunk, ctx: hw.RunContext) -> Any:
+    """The on_chunk page's recipe: text held back, released at the finish."""
+    if chunk.kind == "text" and chunk.finish_reason is None:
+        ctx.call_state["held"] = ctx.call_state.get("held", "") + chunk.text
+        return hw.DROP
+    if chunk.finish_reason is not None:
+        return [hw.Chunk("text", ctx.call_state.pop("held", "").upper()), chunk]
+    return None
+
+
+@hw.on_chunk
+def hold_back_before_calls(chunk: hw.Chunk, ctx: hw.RunContext) -> Any:
+    """The recipe releasing the held text before a tool call too, where it belongs."""
+    if chunk.kind == "text" and chunk.finish_reason is None:
+        ctx.call_state["held"] = ctx.call_state.get("held", "") + chunk.text
+        return hw.DROP
+    if chunk.kind == "tool_call_start" or chunk.finish_reason is not None:
+        held = ctx.call_state.pop("held", "")
+        return [hw.Chunk("text", held.upper()), chunk] if held else None
+    return None
+
+
+HELD = "".join(TEXT).upper()
+ARGS_IN = {"model": "m", "input": "q"}
+
+
+def _events(is_async: bool, hooks: list[Any], with_call: bool = False) -> list[Any]:
+    client = hw.wrap(_client(is_async, with_call), use=hooks)
+    if not is_async:
+        return list(client.responses.create(**ARGS_IN, stream=True))
+
+    async def read() -> list[Any]:
+        return [event async for event in await client.responses.create(**ARGS_IN, stream=True)]
+
+    return asyncio.run(read())
+
+
+def _final(is_async: bool, hooks: list[Any], with_call: bool = False) -> tuple[Any, str]:
+    """`responses.stream()`'s final response, and the text its text deltas gave."""
+    client = hw.wrap(_client(is_async, with_call), use=hooks)
+    if not is_async:
+        with client.responses.stream(**ARGS_IN) as stream:
+            text = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
+            return stream.get_final_response(), text
+
+    async def read() -> tuple[Any, str]:
+        async with client.responses.stream(**ARGS_IN) as stream:
+            deltas = [e.delta async for e in stream if e.type == "response.output_text.delta"]
+            return await stream.get_final_response(), "".join(deltas)
+
+    return asyncio.run(read())
+
+
+def _shape(events: list[Any]) -> list[tuple[str, Any]]:
+    """Each event's type (its `response.` cut) and output index; the sequence numbers
+    count from 0 with no gap."""
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    return [(e.type[9:], getattr(e, "output_index", None)) for e in events]
+
+
+def _output(response: Any) -> list[tuple[str, str]]:
+    """A response's output items: each one's type and text (a call's arguments)."""
+    return [
+        (i.type, "".join(c.text for c in i.content) if i.type == "message" else i.arguments)
+        for i in response.output
+    ]
+
+
+MESSAGE = [
+    ("output_item.added", 0),
+    ("content_part.added", 0),
+    ("output_text.delta", 0),
+    ("output_text.done", 0),
+    ("content_part.done", 0),
+    ("output_item.done", 0),
+]
+CALL = [
+    ("output_item.added", 1),
+    ("function_call_arguments.delta", 1),
+    ("function_call_arguments.done", 1),
+    ("output_item.done", 1),
+]
+OPEN = [("created", None), ("in_progress", None)]
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_text_released_at_the_finish_fills_its_own_item(is_async: bool) -> None:
+    events = _events(is_async, [hold_back])
+    assert _shape(events) == [*OPEN, *MESSAGE, ("completed", None)]
+    assert events[4].delta == events[5].text == events[6].part.text == HELD
+    assert (events[7].item.id, events[7].item.content[0].text) == ("msg_1", HELD)
+    assert _output(events[-1].response) == [("message", HELD)]
+
+    response, text = _final(is_async, [hold_back])
+    assert _output(response) == [("message", HELD)]
+    assert response.output_text == text == HELD
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_text_released_before_a_tool_call_fills_its_item_ahead_of_the_call(
+    is_async: bool,
+) -> None:
+    events = _events(is_async, [hold_back_before_calls], with_call=True)
+    assert _shape(events) == [*OPEN, *MESSAGE, *CALL, ("completed", None)]
+    assert (events[7].item.id, events[7].item.content[0].text) == ("msg_1", HELD)
+    assert events[-1].response.output[1].id == events[8].item.id == "fc_1"
+    want = [("message", HELD), ("function_call", ARGS)]
+    assert _output(events[-1].response) == want
+
+    response, text = _final(is_async, [hold_back_before_calls], with_call=True)
+    assert _output(response) == want
+    assert response.output_text == text == HELD
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_text_released_after_a_tool_call_comes_after_it(is_async: bool) -> None:
+    """The message item cannot wait past the call's item: the text goes after it."""
+    events = _events(is_async, [hold_back], with_call=True)
+    text_item = [(k, 2) for k, _ in MESSAGE]
+    empty = [e for e in MESSAGE if e[0] != "output_text.delta"]
+    assert _shape(events) == [*OPEN, *empty, *CALL, *text_item, ("completed", None)]
+    want = [("message", ""), ("function_call", ARGS), ("message", HELD)]
+    assert _output(events[-1].response) == want
+
+    response, text = _final(is_async, [hold_back], with_call=True)
+    assert _output(response) == want
+    assert response.output_text == text == HELD
+
+
+@pytest.mark.parametrize("with_call", [False, True])
+def test_a_stream_no_hook_changed_comes_as_the_api_sent_it(with_call: bool) -> None:
+    @hw.on_chunk
+    def look(chunk: hw.Chunk) -> None:
+        return None
+
+    plain = list(_client(False, with_call).responses.create(**ARGS_IN, stream=True))
+    events = _events(False, [look], with_call)
+    assert [e.to_dict() for e in events] == [e.to_dict() for e in plain]
+
+
+def test_text_added_at_the_finish_after_an_item_with_text_gets_an_item_of_its_own() -> None:
+    """Only an empty message item waits for text: one the API filled ends as it came."""
+
+    @hw.on_chunk
+    def footer(chunk: hw.Chunk) -> Any:
+        if chunk.kind == "text" and chunk.text == "ada@":
+            return hw.DROP  # the stream is framed from here on
+        if chunk.finish_reason is not None:
+            return [hw.Chunk("text", " (sent)"), chunk]
+        return None
+
+    response, text = _final(False, [footer])
+    assert _output(response) == [("message", "Write to example.org"), ("message", " (sent)")]
+    assert text == "Write to example.org (sent)"
+
+
+def test_text_released_after_an_empty_items_end_went_out_opens_an_item() -> None:
+    """Held back without dropping (emptied), the text's item ended as it came: the text
+    released then cannot go back into it, and the events that follow are numbered on."""
+
+    @hw.on_chunk
+    def empty_out(chunk: hw.Chunk, ctx: hw.RunContext) -> Any:
+        if chunk.kind == "text" and chunk.finish_reason is None:
+            ctx.call_state["held"] = ctx.call_state.get("held", "") + chunk.text
+            return chunk.replace(text="")
+        if chunk.finish_reason is not None:
+            return [hw.Chunk("text", ctx.call_state.pop("held", "").upper()), chunk]
+        return None
+
+    emptied = [e for e in MESSAGE for _ in (TEXT if e[0] == "output_text.delta" else [0])]
+    text_item = [(k, 1) for k, _ in MESSAGE]
+    assert _shape(_events(False, [empty_out])) == [
+        *OPEN, *emptied, *text_item, ("completed", None)
+    ]  # fmt: skip
+    response, text = _final(False, [empty_out])
+    assert _output(response) == [("message", ""), ("message", HELD)]
+    assert text == HELD
