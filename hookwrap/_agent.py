@@ -48,7 +48,7 @@ from ._run import (
     start_sync,
 )
 from ._stack import MODEL_KINDS, TOOL_KINDS, Chain, Hook, Stack, flatten
-from ._stages import bad_return, call_all, call_all_async, failed, from_tool
+from ._stages import call_all, call_all_async, failed, from_tool, refused
 from ._types import (
     AgentSetup,
     Chunk,
@@ -1126,5 +1126,5 @@ def _setup_result(hook: Hook, result: Any, setup: AgentSetup) -> AgentSetup:
     if result is None:
         return setup
     if not isinstance(result, AgentSetup):
-        raise bad_return(hook, result, "an AgentSetup or None")
+        raise refused(hook, result, "an AgentSetup, hw.Abort(reason) or None")
     return result

@@ -53,10 +53,12 @@ from ._stages import (
     mark_seen,
     on_chunk,
     on_chunk_async,
+    refused,
 )
 from ._tool import ToolBinding
 from ._types import (
     DROP,
+    Abort,
     Chunk,
     ModelRequest,
     ModelResponse,
@@ -242,6 +244,7 @@ class ModelEngine(_Shared):
     __slots__ = (
         "adapter",
         "after",
+        "answer",
         "before",
         "chunk_hooks",
         "coerce",
@@ -292,11 +295,28 @@ class ModelEngine(_Shared):
             try:
                 return adapter.coerce(value, None)
             except TypeError:
-                raise bad_return(
+                raise refused(
                     hook, value, "a ModelResponse, Message, str or dict (or a stream)"
                 ) from None
 
+        def answer(hook: Hook, value: Any) -> ModelResponse:
+            """A `Respond`ed value as a response, read in its `before_model` hook's stage:
+            a value with no such form is that hook's error (a fail-open one is skipped)."""
+            if isinstance(value, ModelResponse):
+                return value
+            try:
+                return adapter.coerce(value, None)
+            except TypeError as exc:
+                if isinstance(value, Abort):
+                    raise Aborted(value.reason) from None
+                raise TypeError(
+                    f"{hook.label} answered hw.Respond({value!r:.80}) ({type(value).__name__}), "
+                    "which is no answer for this call; expected a ModelResponse, Message, str "
+                    f"or dict (the target says: {exc})"
+                ) from exc
+
         self.coerce = coerce
+        self.answer = answer
         if is_async:
             self.onion: Any = build_async(chain["wrap_model"], self._inner_async, coerce)
         else:
@@ -354,27 +374,13 @@ class ModelEngine(_Shared):
             f"{other} (a generator function of that kind streams too)"
         )
 
-    def _answer(self, value: Any, by: Hook | None) -> ModelResponse:
-        """A `Respond`ed value as a response; a value with no such form names its hook."""
-        try:
-            return self.adapter.coerce(value, None)
-        except TypeError as exc:
-            if by is None:
-                raise
-            raise TypeError(
-                f"{by.label} answered hw.Respond({value!r:.80}) ({type(value).__name__}), "
-                f"which is no answer for this call; expected a ModelResponse, Message, str or "
-                f"dict (the target says: {exc})"
-            ) from exc
-
-    def _responded(self, value: Any, request: ModelRequest, by: Hook | None = None) -> Any:
-        response = self._answer(value, by)
+    def _responded(self, response: ModelResponse, request: ModelRequest) -> Any:
+        """A whole answer given instead of the model's, as this call returns it."""
         if not request.stream:
             return response
         return iter(self.adapter.respond_chunks(response, request))
 
-    async def _aresponded(self, value: Any, request: ModelRequest, by: Hook | None = None) -> Any:
-        response = self._answer(value, by)
+    async def _aresponded(self, response: ModelResponse, request: ModelRequest) -> Any:
         if not request.stream:
             return response
         chunks = self.adapter.respond_chunks(response, request)
@@ -402,10 +408,10 @@ class ModelEngine(_Shared):
                     start_sync(fresh, ctx)
             call = Call(wrapped, args, kwargs)
             request = self.adapter.request(call)
-            respond = by = None
+            answered = None
             if self.before:
-                request, respond, by = before_model(self.before, request, ctx)
-            if respond is None:
+                request, answered = before_model(self.before, request, ctx, self.answer)
+            if answered is None:
                 ctx.phase = "model"
                 if self.unseen and parent is None:
                     response = self._inner(request, False)
@@ -419,7 +425,7 @@ class ModelEngine(_Shared):
                 if not self.raw_direct and request.stream and isinstance(response, ModelResponse):
                     response = self._responded(response, request)  # a wrap hook's whole answer
             else:
-                response = self._responded(respond.value, request, by)
+                response = self._responded(answered, request)
             if not isinstance(response, ModelResponse):
                 stream = self._stream(ctx, request, response, call, parent)
                 next(stream)
@@ -614,10 +620,10 @@ class ModelEngine(_Shared):
                     await start_async(fresh, ctx)
             call = Call(wrapped, args, kwargs)
             request = self.adapter.request(call)
-            respond = by = None
+            answered = None
             if self.before:
-                request, respond, by = await before_model_async(self.before, request, ctx)
-            if respond is None:
+                request, answered = await before_model_async(self.before, request, ctx, self.answer)
+            if answered is None:
                 ctx.phase = "model"
                 if self.unseen and parent is None:
                     response = await self._inner_async(request, False)
@@ -631,7 +637,7 @@ class ModelEngine(_Shared):
                 if not self.raw_direct and request.stream and isinstance(response, ModelResponse):
                     response = await self._aresponded(response, request)
             else:
-                response = await self._aresponded(respond.value, request, by)
+                response = await self._aresponded(answered, request)
             if not isinstance(response, ModelResponse):
                 stream = self._astream(ctx, request, response, call, parent)
                 await stream.asend(None)
@@ -906,6 +912,8 @@ class ToolEngine(_Shared):
         self.after = chain["after_tool"]
 
         def keep(hook: Hook, value: Any) -> Any:
+            if value.__class__ is Abort:  # no result: it ends the run
+                raise Aborted(value.reason)
             return value
 
         if is_async:

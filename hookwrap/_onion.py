@@ -15,7 +15,7 @@ from ._errors import Aborted, Interrupt, add_note
 from ._run import current_var
 from ._stack import Hook
 from ._stages import SEEN, bad_return, mark_seen
-from ._types import ModelRequest, ModelResponse, Respond, ToolCall
+from ._types import Abort, ModelRequest, ModelResponse, Respond, ToolCall
 
 __all__ = ["build", "build_async"]
 
@@ -50,6 +50,8 @@ def _forgiven(hook: Hook, exc: BaseException) -> bool:
 
 def _yielded(hook: Hook, value: Any) -> None:
     if not isinstance(value, _REQUESTS):
+        if isinstance(value, Abort):
+            raise Aborted(value.reason)
         raise TypeError(
             f"{hook.label} yielded {type(value).__name__} ({value!r:.80}); expected the "
             "generator form to yield the request (or hw.Respond(response))"
@@ -145,56 +147,49 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
 
     def layer(request: Any) -> Any:
         gen = fn(request, ctx=current_var.get()) if hook.takes_ctx else fn(request)
-        got: list[Any] = []
-        try:
-            sent = next(gen)
-        except StopIteration as stop:
-            return coerce(hook, stop.value)
-        except BaseException as exc:
-            if _forgiven(hook, exc):
-                return inner(request)
-            _own(hook, exc)
-            raise
-        while True:
+        got: list[Any] = []  # what the inner call gave each time: a response, or its _Failed
+        try:  # the hook's own failures (its answers refused too) end in one place, below
             try:
+                sent = next(gen)
+            except StopIteration as stop:
+                return coerce(hook, stop.value)
+            while True:
                 if isinstance(sent, Respond):
                     gen.close()
                     return coerce(hook, sent.value)
                 _yielded(hook, sent)
-            except BaseException as exc:
-                _own(hook, exc)
-                raise
-            try:
-                response = inner(sent)
-            except BaseException as inner_exc:
                 try:
-                    sent = gen.throw(inner_exc)
-                except StopIteration as stop:
-                    if stop.value is not None:
-                        return coerce(hook, stop.value)
-                    if got:  # the hook swallowed the error after an earlier success
-                        return got[-1]
-                except BaseException as exc:
-                    if exc is inner_exc:
-                        raise
-                    if not _forgiven(hook, exc):
-                        _own(hook, exc)
-                        raise
-                else:
+                    response = inner(sent)
+                except BaseException as inner_exc:
+                    got.append(_Failed(inner_exc))
+                    try:
+                        sent = gen.throw(inner_exc)
+                    except StopIteration as stop:
+                        return _swallowed(hook, stop.value, got, coerce)
                     continue
-                raise inner_exc
-            got.append(response)
-            try:
-                sent = gen.send(response)
-            except StopIteration as stop:
-                return response if stop.value is None else coerce(hook, stop.value)
-            except BaseException as exc:
-                if _forgiven(hook, exc):
-                    return response
+                got.append(response)
+                try:
+                    sent = gen.send(response)
+                except StopIteration as stop:
+                    return response if stop.value is None else coerce(hook, stop.value)
+        except BaseException as exc:
+            if not _forgiven(hook, exc):
                 _own(hook, exc)
                 raise
+            return _last(got) if got else inner(request)
 
     return layer
+
+
+def _swallowed(hook: Hook, value: Any, got: list[Any], coerce: Coerce) -> Any:
+    """What a generator-form hook that caught the inner call's error and returned leaves:
+    its own answer, else the inner call's last response, else that error again."""
+    if value is not None:
+        return coerce(hook, value)
+    for answer in reversed(got):
+        if not isinstance(answer, _Failed):
+            return answer
+    raise got[-1].error
 
 
 # -- async ----------------------------------------------------------------------------------
@@ -257,52 +252,34 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
         gen = fn(request, ctx=current_var.get()) if hook.takes_ctx else fn(request)
         got: list[Any] = []
         try:
-            sent = next(gen)
-        except StopIteration as stop:
-            return coerce(hook, stop.value)
-        except BaseException as exc:
-            if _forgiven(hook, exc):
-                return await inner(request)
-            _own(hook, exc)
-            raise
-        while True:
             try:
+                sent = next(gen)
+            except StopIteration as stop:
+                return coerce(hook, stop.value)
+            while True:
                 if isinstance(sent, Respond):
                     gen.close()
                     return coerce(hook, sent.value)
                 _yielded(hook, sent)
-            except BaseException as exc:
-                _own(hook, exc)
-                raise
-            try:
-                response = await inner(sent)
-            except BaseException as inner_exc:
                 try:
-                    sent = gen.throw(inner_exc)
-                except StopIteration as stop:
-                    if stop.value is not None:
-                        return coerce(hook, stop.value)
-                    if got:  # the hook swallowed the error after an earlier success
-                        return got[-1]
-                except BaseException as exc:
-                    if exc is inner_exc:
-                        raise
-                    if not _forgiven(hook, exc):
-                        _own(hook, exc)
-                        raise
-                else:
+                    response = await inner(sent)
+                except BaseException as inner_exc:
+                    got.append(_Failed(inner_exc))
+                    try:
+                        sent = gen.throw(inner_exc)
+                    except StopIteration as stop:
+                        return _swallowed(hook, stop.value, got, coerce)
                     continue
-                raise inner_exc
-            got.append(response)
-            try:
-                sent = gen.send(response)
-            except StopIteration as stop:
-                return response if stop.value is None else coerce(hook, stop.value)
-            except BaseException as exc:
-                if _forgiven(hook, exc):
-                    return response
+                got.append(response)
+                try:
+                    sent = gen.send(response)
+                except StopIteration as stop:
+                    return response if stop.value is None else coerce(hook, stop.value)
+        except BaseException as exc:
+            if not _forgiven(hook, exc):
                 _own(hook, exc)
                 raise
+            return _last(got) if got else await inner(request)
 
     return layer
 
@@ -316,51 +293,35 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
         gen = fn(request, ctx=current_var.get()) if hook.takes_ctx else fn(request)
         got: list[Any] = []
         try:
-            sent = await gen.__anext__()
-        except StopAsyncIteration:
-            raise bad_return(
-                hook, None, "`response = yield request` (or `yield hw.Respond(response)`)"
-            ) from None
-        except BaseException as exc:
-            if _forgiven(hook, exc):
-                return await inner(request)
-            _own(hook, exc)
-            raise
-        while True:
             try:
+                sent = await gen.__anext__()
+            except StopAsyncIteration:
+                raise bad_return(
+                    hook, None, "`response = yield request` (or `yield hw.Respond(response)`)"
+                ) from None
+            while True:
                 if isinstance(sent, Respond):
                     await gen.aclose()
                     return coerce(hook, sent.value)
                 _yielded(hook, sent)
-            except BaseException as exc:
-                _own(hook, exc)
-                raise
-            try:
-                response = await inner(sent)
-            except BaseException as inner_exc:
                 try:
-                    sent = await gen.athrow(inner_exc)
-                except StopAsyncIteration:
-                    if got:
-                        return got[-1]
-                except BaseException as exc:
-                    if exc is inner_exc:
-                        raise
-                    if not _forgiven(hook, exc):
-                        _own(hook, exc)
-                        raise
-                else:
+                    response = await inner(sent)
+                except BaseException as inner_exc:
+                    got.append(_Failed(inner_exc))
+                    try:
+                        sent = await gen.athrow(inner_exc)
+                    except StopAsyncIteration:
+                        return _swallowed(hook, None, got, coerce)
                     continue
-                raise inner_exc
-            got.append(response)
-            try:
-                sent = await gen.asend(response)
-            except StopAsyncIteration:
-                return response
-            except BaseException as exc:
-                if _forgiven(hook, exc):
+                got.append(response)
+                try:
+                    sent = await gen.asend(response)
+                except StopAsyncIteration:
                     return response
+        except BaseException as exc:
+            if not _forgiven(hook, exc):
                 _own(hook, exc)
                 raise
+            return _last(got) if got else await inner(request)
 
     return layer

@@ -15,9 +15,18 @@ from typing import Any, Generic, Literal, NoReturn
 from typing_extensions import TypeVar
 
 from ._errors import Aborted, add_note
-from ._stack import RUN_KINDS, TERMINAL_KINDS, Chain, Hook, flatten, refuse_tools_only
+from ._stack import (
+    MODEL_KINDS,
+    RUN_KINDS,
+    TERMINAL_KINDS,
+    TOOL_KINDS,
+    Chain,
+    Hook,
+    flatten,
+    refuse_tools_only,
+)
 from ._stages import failed
-from ._types import FinishInfo, Usage
+from ._types import Abort, FinishInfo, Usage
 
 __all__ = ["RunContext", "State", "current", "run"]
 
@@ -297,6 +306,12 @@ def _call(hook: Hook, ctx: RunContext[Any], *args: Any) -> Any:
     return hook.fn(*args, ctx=ctx) if hook.takes_ctx else hook.fn(*args)
 
 
+def _raise_abort(result: Any) -> None:
+    """A lifecycle hook's answer is ignored, but an `hw.Abort`: that raises as `ctx.abort()`."""
+    if isinstance(result, Abort):
+        raise Aborted(result.reason)
+
+
 def start_sync(hooks: list[Hook], ctx: RunContext[Any]) -> None:
     """`on_start` hooks: all, in order, fail-fast unless their stack says otherwise; the
     phase is "init" while they run."""
@@ -305,7 +320,9 @@ def start_sync(hooks: list[Hook], ctx: RunContext[Any]) -> None:
     try:
         for hook in hooks:
             try:
-                _call(hook, ctx)
+                result = _call(hook, ctx)
+                if result is not None:
+                    _raise_abort(result)
             except BaseException as exc:
                 first = failed(hook, exc, first)  # as every stage's: notes, switches, aborts
     finally:
@@ -322,7 +339,9 @@ async def start_async(hooks: list[Hook], ctx: RunContext[Any]) -> None:
             try:
                 result = _call(hook, ctx)
                 if hook.is_async:
-                    await result
+                    result = await result
+                if result is not None:
+                    _raise_abort(result)
             except BaseException as exc:
                 first = failed(hook, exc, first)
     finally:
@@ -369,7 +388,9 @@ def finish_sync(
         info = _info(run, error, usage)
         for hook in selected:
             try:
-                _call(hook, ctx, info)
+                result = _call(hook, ctx, info)
+                if result is not None:
+                    _raise_abort(result)
             except Exception as exc:
                 _terminal_error(kind, hook, exc, error, raised)
     _run_deferred_sync(run)
@@ -394,7 +415,9 @@ async def finish_async(
             try:
                 result = _call(hook, ctx, info)
                 if hook.is_async:
-                    await result
+                    result = await result
+                if result is not None:
+                    _raise_abort(result)
             except Exception as exc:
                 _terminal_error(kind, hook, exc, error, raised)
     await _run_deferred_async(run)
@@ -438,6 +461,15 @@ def _close_awaitable(item: Any) -> None:
 # -- hw.run() -------------------------------------------------------------------------------
 
 
+def _home(kind: str) -> str:
+    """Where a hook of this stage goes, for an error that says where instead."""
+    if kind in MODEL_KINDS:
+        return "a model: hw.model(fn, use=[...])"
+    if kind in TOOL_KINDS:
+        return "a tool: hw.tool(fn, use=[...])"
+    return "an agent: hw.Agent(model, use=[...])"
+
+
 class run(Generic[T]):
     """Open a run around any code: `with hw.run(context=..., use=[...]) as ctx:`.
 
@@ -457,7 +489,7 @@ class run(Generic[T]):
         if wrong:
             raise TypeError(
                 f"hw.run(use=...) takes lifecycle hooks ({', '.join(RUN_KINDS)}); "
-                f"{wrong[0].label} belongs on a wrapped target: hw.model(fn, use=[...])"
+                f"{wrong[0].label} belongs on {_home(wrong[0].spec.kind)}"
             )
         self._hooks = Chain(hooks)
         self._ctx: RunContext[T] | None = None

@@ -79,36 +79,48 @@ def bad_return(hook: Hook, value: Any, expected: str) -> TypeError:
     )
 
 
+def refused(hook: Hook, value: Any, expected: str) -> BaseException:
+    """What a hook's answer of no expected type raises: `hw.Aborted` for an `hw.Abort`, which
+    ends the run from every stage as `ctx.abort()` does; else a `TypeError`."""
+    if isinstance(value, Abort):
+        return Aborted(value.reason)
+    return bad_return(hook, value, expected)
+
+
 # -- before_model ---------------------------------------------------------------------------
 
-_BEFORE_MODEL = "a ModelRequest, hw.Respond(...) or None"
+_BEFORE_MODEL = "a ModelRequest, hw.Respond(...), hw.Abort(reason) or None"
+
+Answer = Callable[[Hook, Any], ModelResponse]
 
 
 def _before_model_result(
-    hook: Hook, request: ModelRequest, result: Any, respond: Respond | None
-) -> tuple[ModelRequest, Respond | None, bool]:
+    hook: Hook,
+    request: ModelRequest,
+    result: Any,
+    answered: ModelResponse | None,
+    answer: Answer,
+) -> tuple[ModelRequest, ModelResponse | None, bool]:
     if isinstance(result, ModelRequest):
-        return result, respond, False
-    if isinstance(result, Respond):
-        return request, result, not hook.continue_on_response
-    raise bad_return(hook, result, _BEFORE_MODEL)
+        return result, answered, False
+    if isinstance(result, Respond):  # read now: a value with no answer form is this hook's
+        return request, answer(hook, result.value), not hook.continue_on_response
+    raise refused(hook, result, _BEFORE_MODEL)
 
 
 def before_model(
-    hooks: tuple[Hook, ...], request: ModelRequest, ctx: Any
-) -> tuple[ModelRequest, Respond | None, Hook | None]:
-    """The request after every hook, and the `Respond` that won with the hook it came from."""
-    respond: Respond | None = None
-    by: Hook | None = None
+    hooks: tuple[Hook, ...], request: ModelRequest, ctx: Any, answer: Answer
+) -> tuple[ModelRequest, ModelResponse | None]:
+    """The request after every hook, and the answer of the `Respond` that won (`answer`
+    reads a `Respond`ed value as a response)."""
+    answered: ModelResponse | None = None
     first: BaseException | None = None
     for hook in hooks:
         try:
             result = hook.call(request)
             if result is None:
                 continue
-            request, respond, stop = _before_model_result(hook, request, result, respond)
-            if respond is result:
-                by = hook
+            request, answered, stop = _before_model_result(hook, request, result, answered, answer)
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
@@ -116,15 +128,14 @@ def before_model(
             break
     if first is not None:
         raise first
-    return request, respond, by
+    return request, answered
 
 
 async def before_model_async(
-    hooks: tuple[Hook, ...], request: ModelRequest, ctx: Any
-) -> tuple[ModelRequest, Respond | None, Hook | None]:
-    """The request after every hook, and the `Respond` that won with the hook it came from."""
-    respond: Respond | None = None
-    by: Hook | None = None
+    hooks: tuple[Hook, ...], request: ModelRequest, ctx: Any, answer: Answer
+) -> tuple[ModelRequest, ModelResponse | None]:
+    """The request after every hook, and the answer of the `Respond` that won."""
+    answered: ModelResponse | None = None
     first: BaseException | None = None
     for hook in hooks:
         try:
@@ -133,9 +144,7 @@ async def before_model_async(
                 result = await result
             if result is None:
                 continue
-            request, respond, stop = _before_model_result(hook, request, result, respond)
-            if respond is result:
-                by = hook
+            request, answered, stop = _before_model_result(hook, request, result, answered, answer)
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
@@ -143,10 +152,12 @@ async def before_model_async(
             break
     if first is not None:
         raise first
-    return request, respond, by
+    return request, answered
 
 
 # -- after_model ----------------------------------------------------------------------------
+
+_AFTER_MODEL = "a ModelResponse, hw.Abort(reason) or None"
 
 
 def after_model(
@@ -159,7 +170,7 @@ def after_model(
             if result is None:
                 continue
             if not isinstance(result, ModelResponse):
-                raise bad_return(hook, result, "a ModelResponse or None")
+                raise refused(hook, result, _AFTER_MODEL)
             response = result
         except BaseException as exc:
             first = failed(hook, exc, first)
@@ -180,7 +191,7 @@ async def after_model_async(
             if result is None:
                 continue
             if not isinstance(result, ModelResponse):
-                raise bad_return(hook, result, "a ModelResponse or None")
+                raise refused(hook, result, _AFTER_MODEL)
             response = result
         except BaseException as exc:
             first = failed(hook, exc, first)
@@ -193,10 +204,13 @@ async def after_model_async(
 
 
 def call_all(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: Any) -> None:
+    """Every hook, for its effects: what one returns is ignored, but an `hw.Abort`."""
     first: BaseException | None = None
     for hook in hooks:
         try:
-            hook.call(*args)
+            result = hook.call(*args)
+            if result is not None and isinstance(result, Abort):
+                raise Aborted(result.reason)
         except BaseException as exc:
             first = failed(hook, exc, first)
     if first is not None:
@@ -209,7 +223,9 @@ async def call_all_async(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: An
         try:
             result = hook.call(*args)
             if hook.is_async:
-                await result
+                result = await result
+            if result is not None and isinstance(result, Abort):
+                raise Aborted(result.reason)
         except BaseException as exc:
             first = failed(hook, exc, first)
     if first is not None:
@@ -218,7 +234,7 @@ async def call_all_async(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: An
 
 # -- on_chunk -------------------------------------------------------------------------------
 
-_ON_CHUNK = "a Chunk, a list of Chunks, hw.DROP or None"
+_ON_CHUNK = "a Chunk, a list of Chunks, hw.DROP, hw.Abort(reason) or None"
 
 
 def _chunk_list(value: object) -> bool:
@@ -232,7 +248,7 @@ def _chunk_result(hook: Hook, result: Any) -> Any:
         return result
     if _chunk_list(result):
         return result
-    raise bad_return(hook, result, _ON_CHUNK)
+    raise refused(hook, result, _ON_CHUNK)
 
 
 def _position(hooks: tuple[Hook, ...], hook: Hook) -> int:
@@ -327,18 +343,13 @@ _BEFORE_TOOL = "a ToolCall, hw.Skip(result), hw.Abort(reason) or None"
 
 
 def _before_tool_result(hook: Hook, result: Any) -> Any:
-    if isinstance(result, (ToolCall, Skip, Abort)):
+    if isinstance(result, (ToolCall, Skip)):
         return result
-    raise bad_return(hook, result, _BEFORE_TOOL)
+    raise refused(hook, result, _BEFORE_TOOL)
 
 
-def _ended(result: Skip | Abort, first: BaseException | None) -> Skip:
-    """A `Skip` ends the stage unless an earlier hook raised; an `Abort` ends it at once, as
-    `ctx.abort()` does (the earlier error stays its context)."""
-    if isinstance(result, Abort):
-        aborted = Aborted(result.reason)
-        aborted.__context__ = first
-        raise aborted
+def _ended(result: Skip, first: BaseException | None) -> Skip:
+    """A `Skip` ends the stage unless an earlier hook raised."""
     if first is not None:
         raise first
     return result
@@ -395,11 +406,14 @@ def after_tool(
     for hook in hooks:
         try:
             result = hook.call(call, outcome)
+            if result is None:
+                continue
+            if isinstance(result, Abort):  # no result: it ends the run
+                raise Aborted(result.reason)
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
-        if result is not None:
-            outcome = _outcome(outcome, result)
+        outcome = _outcome(outcome, result)
     if first is not None:
         raise first
     return outcome
@@ -414,11 +428,14 @@ async def after_tool_async(
             result = hook.call(call, outcome)
             if hook.is_async:
                 result = await result
+            if result is None:
+                continue
+            if isinstance(result, Abort):
+                raise Aborted(result.reason)
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
-        if result is not None:
-            outcome = _outcome(outcome, result)
+        outcome = _outcome(outcome, result)
     if first is not None:
         raise first
     return outcome

@@ -734,7 +734,8 @@ class Skip:
 
 @attrs.frozen(slots=True, weakref_slot=False)
 class Abort:
-    """From `before_tool` (or anywhere via `ctx.abort`): end the run with `reason`."""
+    """Returned from any hook (yielded by a generator-form `wrap_*` hook), as `ctx.abort`
+    anywhere: end the run with `reason` (`hw.Aborted` is raised at once)."""
 
     reason: str = "aborted"
 

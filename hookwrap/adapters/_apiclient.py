@@ -629,9 +629,15 @@ class ApiClientAdapter(Adapter):
 
     def _send_options(self, request: ModelRequest, call: Call) -> Any:
         """The request options to send: the SDK's own, or a copy with the changes in."""
-        options = call.args[1]
-        if request is call.request:
-            return options
+        try:
+            options = call.args[1]
+            if request is call.request:
+                return options
+        except AttributeError:  # a request made anew, not with `replace`: no call to send
+            raise TypeError(
+                "the ModelRequest has lost its `raw` call record; build new requests with "
+                "request.replace(...) so hookwrap can still call the model"
+            ) from None
         ex: Exchange = call.args[2]
         body = _body(options)
         options = options.model_copy()
@@ -643,8 +649,12 @@ class ApiClientAdapter(Adapter):
         call: Call = request.raw
         if self.is_async:
             return self._ainvoke(request, call)
+        try:
+            unchanged = request is call.request
+        except AttributeError:  # no call record: told as `_send_options` tells it
+            unchanged = False
         # unchanged: `_send_options`, without a call
-        options = call.args[1] if request is call.request else self._send_options(request, call)
+        options = call.args[1] if unchanged else self._send_options(request, call)
         captured = _Captured()
         token = _capture.set(captured)
         try:
