@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar, overload
 
 import attrs
@@ -288,7 +288,7 @@ class Middleware:
 
     name: str | None = None
     priority: int = 0
-    tools: tuple[Any, ...] = ()
+    tools: Sequence[Any] = ()  # a list or tuple of tools
 
     def __repr__(self) -> str:
         return f"<{self.name or type(self).__name__} middleware>"

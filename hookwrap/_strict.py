@@ -162,7 +162,8 @@ def _each(tp: Any, items: Iterable[tuple[Any, Any, Any]]) -> list[Any]:
             )
             errors.append(exc)
     if errors:
-        raise IterableValidationError(f"While structuring {tp!r}", errors, tp)
+        # on 3.11+ cattrs builds it on ExceptionGroup, whose `__new__` pyright reads
+        raise IterableValidationError(f"While structuring {tp!r}", errors, tp)  # pyright: ignore[reportCallIssue]
     return out
 
 

@@ -107,7 +107,7 @@ class ToolSearch(Middleware):
         )
         self._search_spec = self.search_tool.spec
         runnable = (t for t in self.dynamic_tools if isinstance(t, Tool))
-        self.tools: tuple[Tool[..., Any], ...] = (self.search_tool, *runnable)
+        self.tools = (self.search_tool, *runnable)
 
     def __repr__(self) -> str:
         return f"ToolSearch(dynamic_tools={list(self._specs)!r})"

@@ -125,3 +125,26 @@ Fallback(models=["backup"], on=lambda exc: isinstance(exc, ConnectionError))
 Fallback(models=["backup"], on=ConnectionError)
 Fallback(models=["backup"], on=(ConnectionError, TimeoutError))
 Fallback(models=["backup"], on="ConnectionError")  # type: ignore[arg-type]
+
+# -- a Middleware's `tools` may be a list, as agent.md says ------------------------------------
+
+
+@hw.tool
+def lookup(query: str) -> str:
+    """Look a word up."""
+    return query
+
+
+class Lookup(hw.Middleware):
+    tools = [lookup]
+
+
+class LookupTuple(hw.Middleware):
+    tools = (lookup,)
+
+
+def answer(request: hw.ModelRequest) -> str:
+    return "done"
+
+
+hw.Agent(answer, use=[Lookup(), LookupTuple()])
