@@ -2,12 +2,14 @@
 
 Both SDKs send every request through `client.request(cast_to, options, stream=,
 stream_cls=)`, which retries as configured and then hands the final HTTP response to
-`client._process_response(...)`. hookwrap puts its own `request` on a copy of the client
-(or on the SDK's base classes, for `hw.patch`): hooks see the JSON body going out and the
-JSON or SSE events coming back, and the SDK builds its native objects from what the hooks
-left. So every entry point (`create`, `parse`, the `stream()` helpers, `with_raw_response`,
-`with_streaming_response`) keeps returning exactly what it always returns, and the SDK's
-own retries stay inside one hooked call.
+`client._process_response(...)` (an Anthropic client with middleware hands each attempt's
+response to its middleware, and what that answers to `_finalize_middleware_result`).
+hookwrap puts its own `request` on a copy of the client (or on the SDK's base classes, for
+`hw.patch`): hooks see the JSON body going out and the JSON or SSE events coming back, and
+the SDK builds its native objects from what the hooks left. So every entry point (`create`,
+`parse`, the `stream()` helpers, `with_raw_response`, `with_streaming_response`) keeps
+returning exactly what it always returns, and the SDK's own retries and middleware stay
+inside one hooked call.
 """
 
 from __future__ import annotations
@@ -111,8 +113,16 @@ def _body(options: Any) -> Mapping[str, Any]:
     return merged
 
 
-def process_hooked(original: Callable[..., Any]) -> Callable[..., Any]:
-    """`_process_response` that yields the raw HTTP response to hookwrap's own calls."""
+def process_hooked(original: Callable[..., Any], chained: bool = False) -> Callable[..., Any]:
+    """`_process_response` that yields the raw HTTP response to hookwrap's own calls.
+
+    `chained`: for the base classes of an SDK with client-level middleware (`hw.patch`). A
+    client with middleware calls `_process_response` in the middleware chain, once per HTTP
+    attempt, and its middleware must get the SDK's response, as without hooks: for such a
+    client it stays the SDK's own, and `finalize_hooked` yields the HTTP response the chain
+    answered with. (`hook_client` decides this once per client, so a hooked copy without
+    middleware pays nothing for it.)
+    """
     if inspect.iscoroutinefunction(original):
 
         async def aprocess(self: Any, **kwargs: Any) -> Any:
@@ -122,18 +132,74 @@ def process_hooked(original: Callable[..., Any]) -> Callable[..., Any]:
                 return kwargs["response"]
             return await original(self, **kwargs)
 
-        aprocess.__hookwrap_original__ = original  # type: ignore[attr-defined]
-        return aprocess
+        async def achained(self: Any, **kwargs: Any) -> Any:
+            return await (original if self._middleware else aprocess)(self, **kwargs)
 
-    def process(self: Any, **kwargs: Any) -> Any:
+        hooked: Any = achained if chained else aprocess
+    else:
+
+        def process(self: Any, **kwargs: Any) -> Any:
+            captured = _capture.get()
+            if captured is not None:
+                captured.retries = kwargs.get("retries_taken", 0)
+                return kwargs["response"]
+            return original(self, **kwargs)
+
+        def chained_(self: Any, **kwargs: Any) -> Any:
+            return (original if self._middleware else process)(self, **kwargs)
+
+        hooked = chained_ if chained else process
+    hooked.__hookwrap_original__ = original
+    return cast("Callable[..., Any]", hooked)
+
+
+def finalize_hooked(original: Callable[..., Any]) -> Callable[..., Any]:
+    """`_finalize_middleware_result` (anthropic 2.x) that yields to hookwrap's own calls the
+    HTTP response of the SDK response the client's middleware answered with, for the hooks
+    to read before the SDK parses it (see `_answered`)."""
+    if inspect.iscoroutinefunction(original):
+
+        async def afinalize(self: Any, result: Any, request: Any) -> Any:
+            captured = _capture.get()
+            if captured is None:
+                return await original(self, result, request)
+            return _answered(self, captured, result, request)
+
+        afinalize.__hookwrap_original__ = original  # type: ignore[attr-defined]
+        return afinalize
+
+    def finalize(self: Any, result: Any, request: Any) -> Any:
         captured = _capture.get()
-        if captured is not None:
-            captured.retries = kwargs.get("retries_taken", 0)
-            return kwargs["response"]
-        return original(self, **kwargs)
+        if captured is None:
+            return original(self, result, request)
+        return _answered(self, captured, result, request)
 
-    process.__hookwrap_original__ = original  # type: ignore[attr-defined]
-    return process
+    finalize.__hookwrap_original__ = original  # type: ignore[attr-defined]
+    return finalize
+
+
+def _answered(client: Any, captured: _Captured, result: Any, request: Any) -> Any:
+    """The HTTP response of `result`, what a client's middleware chain answered `request`
+    with, marked raw only if the caller asked for the raw response.
+
+    The SDK marks each attempt's request raw (a header), so that the middleware gets an
+    `APIResponse`, and parses that response afterwards unless the caller asked for it; the
+    SDK's `_process_response` reads the mark off the HTTP request, so it is taken off
+    again, for hookwrap's call of it to build what the caller asked for.
+    """
+    http = getattr(result, "http_response", None)
+    if http is None:
+        raise TypeError(
+            f"the middleware of a hooked {type(client).__name__} client answered with "
+            f"{result!r:.80}, not a response: hookwrap's hooks read the model's answer from "
+            "the response `call_next` returns, so a middleware under them must return one "
+            "(that one, or another the SDK made)"
+        )
+    captured.retries = request.retries_taken
+    base = sys.modules[type(client).__module__.partition(".")[0] + "._base_client"]
+    if base._middleware_entry_mode(request) is None:
+        http.request.headers.pop(base.RAW_RESPONSE_HEADER, None)
+    return http
 
 
 _MODULES: dict[type, Any] = {}
@@ -1128,15 +1194,20 @@ def hook_client(client: Any, layers: Sequence[Layer]) -> Any:
 
         hooked = types.MethodType(aentry if is_async else entry, client)
     client.request = hooked
-    process: Any = cls._process_response
-    original = getattr(process, "__hookwrap_original__", process)  # (the SDK's, if patched)
-    client._process_response = process_hooked(original).__get__(client)
+    original = _unhooked(cls._process_response)  # (the SDK's, if patched)
+    if getattr(client, "_middleware", None):  # anthropic 2.x: see `process_hooked`
+        client._process_response = original.__get__(client)
+        finalize = _unhooked(cls._finalize_middleware_result)
+        client._finalize_middleware_result = finalize_hooked(finalize).__get__(client)
+    else:
+        client._process_response = process_hooked(original).__get__(client)
     return client
 
 
 class ClientProxy(wrapt.ObjectProxy[Any]):
     """What `hw.wrap(client)` returns: the client (a hooked copy of it), `isinstance` and
-    every attribute intact; `copy()` and `with_options()` keep the hooks."""
+    every attribute intact; `copy()`, `with_options()` and `with_middleware()` keep the
+    hooks."""
 
     def __init__(self, hooked: Any, layers: Sequence[Layer]) -> None:
         super().__init__(hooked)
@@ -1189,6 +1260,13 @@ def _forward(name: str) -> property:
     return property(get, set_, delete)
 
 
+def _with_middleware(self: ClientProxy, *middleware: Any) -> Any:
+    """`client.with_middleware(...)` of a wrapped client: a copy with the same hooks."""
+    fresh = self.__wrapped__.with_middleware(*middleware)
+    layers = self._self_layers  # pyright: ignore[reportPrivateUsage]
+    return _proxy(hook_client(fresh, layers), layers)
+
+
 # client class -> its ClientProxy class
 _PROXIES: dict[type, type[ClientProxy]] = {}
 
@@ -1201,7 +1279,9 @@ def _proxy(hooked: Any, layers: Sequence[Layer]) -> ClientProxy:
     proxy_cls = _PROXIES.get(cls)
     if proxy_cls is None:
         names = [n for n in dir(cls) if not n.startswith("_") and not hasattr(ClientProxy, n)]
-        own = {name: _forward(name) for name in names}
+        own: dict[str, Any] = {name: _forward(name) for name in names}
+        if "with_middleware" in own:  # anthropic 2.x: a copy of the client, which keeps the hooks
+            own["with_middleware"] = _with_middleware
         proxy_cls = _PROXIES[cls] = type(f"ClientProxy[{cls.__name__}]", (ClientProxy,), own)
     return proxy_cls(hooked, layers)
 
@@ -1227,7 +1307,8 @@ def hook_resource(resource: Any, chain: Chain, wires: Sequence[Wire], what: str)
 
 # -- hw.patch -------------------------------------------------------------------------------
 
-_PATCHED = ("request", "_process_response")
+# what `patch_classes` replaces; `_finalize_middleware_result` only in releases with middleware
+_PATCHED = ("request", "_process_response", "_finalize_middleware_result")
 
 
 class _InFlight:
@@ -1302,10 +1383,14 @@ def patch_classes(sync_cls: type, async_cls: type, layer: Layer) -> None:
     hooks: tuple[tuple[type, Any], ...] = ((sync_cls, request), (async_cls, arequest))
     for cls, hooked in hooks:
         # the SDK's own, also while an unpatch waits for calls under way to put it back
-        saved = {name: _unhooked(cls.__dict__[name]) for name in _PATCHED}
+        saved = {name: _unhooked(cls.__dict__[name]) for name in _PATCHED if name in cls.__dict__}
         setattr(hooked, "__wrapped__", saved["request"])  # noqa: B010
         cls.request = hooked  # type: ignore[attr-defined]
-        cls._process_response = process_hooked(saved["_process_response"])  # type: ignore[attr-defined]
+        finalize = saved.get("_finalize_middleware_result")
+        process = process_hooked(saved["_process_response"], chained=finalize is not None)
+        cls._process_response = process  # type: ignore[attr-defined]
+        if finalize is not None:
+            cls._finalize_middleware_result = finalize_hooked(finalize)  # type: ignore[attr-defined]
         cls.__hookwrap_saved__ = (saved, flight)  # type: ignore[attr-defined]
 
 
@@ -1323,10 +1408,13 @@ def unpatch_classes(*classes: type) -> None:
         saved, flight = found
         cls.request = saved["request"]  # type: ignore[attr-defined]
         del cls.__hookwrap_saved__  # type: ignore[attr-defined]
-        flight.after(functools.partial(_put_back, cls, cls.__dict__["_process_response"], saved))
+        patched = {name: cls.__dict__[name] for name in saved if name != "request"}
+        flight.after(functools.partial(_put_back, cls, patched, saved))
 
 
-def _put_back(cls: type, patched: Any, saved: dict[str, Any]) -> None:
-    """The SDK's `_process_response`, unless a new patch has put its own in meanwhile."""
-    if cls.__dict__.get("_process_response") is patched:
-        cls._process_response = saved["_process_response"]  # type: ignore[attr-defined]
+def _put_back(cls: type, patched: dict[str, Any], saved: dict[str, Any]) -> None:
+    """The SDK's `_process_response` (and `_finalize_middleware_result`), unless a new
+    patch has put its own in meanwhile."""
+    for name, hooked in patched.items():
+        if cls.__dict__.get(name) is hooked:
+            setattr(cls, name, saved[name])
