@@ -504,14 +504,14 @@ class ModelEngine(_Shared):
                     native = adapter.native_chunk(out, call)
                     if native is not DROP:
                         yield native
-                elif out is not DROP:
+                elif out is not DROP and out:
                     for item in out:
                         if received is not None:
                             received.append(item)
                         native = adapter.native_chunk(item, call)
                         if native is not DROP:
                             yield native
-                else:
+                else:  # `hw.DROP`, or an expansion to nothing
                     adapter.dropped(chunk, call)
             response = _response_of(received, natives, request)
             usage = run(self._stream_end, ctx, request, response, parent)
@@ -715,14 +715,14 @@ class ModelEngine(_Shared):
                     native = adapter.native_chunk(out, call)
                     if native is not DROP:
                         yield native
-                elif out is not DROP:
+                elif out is not DROP and out:
                     for item in out:
                         if received is not None:
                             received.append(item)
                         native = adapter.native_chunk(item, call)
                         if native is not DROP:
                             yield native
-                else:
+                else:  # `hw.DROP`, or an expansion to nothing
                     adapter.dropped(chunk, call)
             token = current_var.set(ctx)
             try:

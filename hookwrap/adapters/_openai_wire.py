@@ -1293,7 +1293,9 @@ class ResponsesWire(Wire):
         `content_part.done`, `function_call_arguments.done`, `output_item.done`,
         `response.completed`); they carry what the deltas and the calls' opening events
         delivered, so `get_final_response()` and the SDK's snapshots agree with what the
-        caller read."""
+        caller read. A text part's delivered text counts from its `content_part.added`:
+        a part whose every delta a hook took out (a `wrap_model` hook filtering the chunks
+        takes them out unseen) closes with the text it opened with, not the model's."""
         raw: Any = event.data
         if not isinstance(raw, dict):
             return event
@@ -1302,6 +1304,12 @@ class ResponsesWire(Wire):
         if kind == "response.output_text.delta":
             key = (data.get("item_id"), data.get("content_index"))
             delivered[key] = delivered.get(key, "") + str(data.get("delta", ""))
+            return event
+        if kind == "response.content_part.added":
+            part = _obj(data.get("part")) or {}
+            if part.get("type") == "output_text":
+                key = (data.get("item_id"), data.get("content_index"))
+                delivered.setdefault(key, _str(part.get("text")))
             return event
         if kind == "response.output_item.added":
             item = _obj(data.get("item")) or {}
@@ -1330,6 +1338,8 @@ class ResponsesWire(Wire):
                 found = cast("dict[str, Any]", holder)
                 if found.get(key) != text:
                     found[key] = text
+                    if found.get("logprobs"):
+                        found["logprobs"] = []  # they described the old text
                     changed = True
 
         def settle_call(item_id: Any, holder: dict[str, Any]) -> None:
