@@ -131,7 +131,8 @@ class Adapter:
         raise NotImplementedError
 
     def dropped(self, chunk: Chunk, call: Call | None) -> None:
-        """A hook dropped `chunk` (`hw.DROP`, or an expansion to nothing): the caller never gets it."""
+        """A hook dropped `chunk` (`hw.DROP`, or an expansion to nothing): the caller never
+        gets it."""
 
     def native_chunk(self, chunk: Chunk, call: Call | None) -> Any:
         """The caller's form of a (possibly changed or new) chunk; `DROP` if it has none."""
