@@ -4,6 +4,7 @@ fit."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -211,6 +212,33 @@ def test_a_hook_changing_options_or_model_writes_them_back_as_kwargs(
     messages = [{"role": "user", "content": "hi"}]
     hw.model(_options_target(received), use=[tune])(messages, model="large", temperature=0.5)
     assert received == [expected]
+
+
+@pytest.mark.parametrize("shape", ["sync", "async"])
+def test_a_model_a_hook_sets_for_a_function_that_cannot_take_one_is_refused(shape: str) -> None:
+    """As an option the function does not take: a `TypeError` naming it, and the function
+    is not called without the model the hook asked for."""
+    called: list[str] = []
+
+    @hw.before_model
+    def route(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(model="cheap")
+
+    def llm(messages: list[Any]) -> str:
+        called.append("llm")
+        return "ok"
+
+    async def allm(messages: list[Any]) -> str:
+        called.append("llm")
+        return "ok"
+
+    messages = [{"role": "user", "content": "hi"}]
+    with pytest.raises(TypeError, match=r"set the model to 'cheap', which .*llm .*cannot take"):
+        if shape == "sync":
+            hw.model(llm, use=[route])(messages)
+        else:
+            asyncio.run(hw.model(allm, use=[route])(messages))
+    assert called == []
 
 
 @pytest.mark.parametrize(

@@ -253,7 +253,12 @@ class FunctionAdapter(Adapter):
         else:
             kwargs[self.name] = value
         if self.form != "request":
-            if request.model != original.model and ("model" in self.accepts or self.var_kw):
+            if request.model != original.model:
+                if not ("model" in self.accepts or self.var_kw):
+                    raise TypeError(
+                        f"a hook set the model to {request.model!r}, which {describe(self.fn)} "
+                        "cannot take (no `model` parameter, no **kwargs)"
+                    )
                 if len(args) > self.model_index:  # given positionally: stays there
                     at = self.model_index
                     args = (*args[:at], request.model, *args[at + 1 :])
