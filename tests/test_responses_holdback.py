@@ -6,11 +6,10 @@ one and another."""
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
 from typing import Any
 
 import pytest
+from canned_sse import hold_back, hold_back_before_calls, sse, sse_client
 
 import hookwrap as hw
 
@@ -79,49 +78,11 @@ def _sse(with_call: bool) -> bytes:
     events.append({"type": "response.completed", "response": _response("completed", output, USAGE)})
     for number, event in enumerate(events):
         event["sequence_number"] = number
-    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+    return sse(events)
 
 
 def _client(is_async: bool, with_call: bool = False) -> Any:
-    name = "DefaultAsyncHttpxClient" if is_async else "DefaultHttpxClient"
-    http_class = getattr(openai, name)
-    # the SDK's HTTP library: httpx2, or httpx for older releases
-    module = next(
-        sys.modules[root]
-        for cls in http_class.__mro__
-        if (root := cls.__module__.partition(".")[0]) in ("httpx", "httpx2")
-    )
-    body = _sse(with_call)
-
-    def answer(request: Any) -> Any:
-        return module.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
-    http = http_class(transport=module.MockTransport(answer))
-    make = openai.AsyncOpenAI if is_async else openai.OpenAI
-    return make(api_key="k", base_url="http://fake.invalid", http_client=http, max_retries=0)
-
-
-@hw.on_chunk
-def hold_back(chunk: hw.Chunk, ctx: hw.RunContext) -> Any:
-    """The on_chunk page's recipe: text held back, released at the finish."""
-    if chunk.kind == "text" and chunk.finish_reason is None:
-        ctx.call_state["held"] = ctx.call_state.get("held", "") + chunk.text
-        return hw.DROP
-    if chunk.finish_reason is not None:
-        return [hw.Chunk("text", ctx.call_state.pop("held", "").upper()), chunk]
-    return None
-
-
-@hw.on_chunk
-def hold_back_before_calls(chunk: hw.Chunk, ctx: hw.RunContext) -> Any:
-    """The recipe releasing the held text before a tool call too, where it belongs."""
-    if chunk.kind == "text" and chunk.finish_reason is None:
-        ctx.call_state["held"] = ctx.call_state.get("held", "") + chunk.text
-        return hw.DROP
-    if chunk.kind == "tool_call_start" or chunk.finish_reason is not None:
-        held = ctx.call_state.pop("held", "")
-        return [hw.Chunk("text", held.upper()), chunk] if held else None
-    return None
+    return sse_client(openai, is_async, _sse(with_call))
 
 
 HELD = "".join(TEXT).upper()

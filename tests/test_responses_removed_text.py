@@ -5,11 +5,10 @@ expansion to nothing, a `wrap_model` hook filtering the chunks): the closing eve
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
 from typing import Any
 
 import pytest
+from canned_sse import sse, sse_client
 
 import hookwrap as hw
 from hookwrap.testing import FakeProvider
@@ -167,23 +166,8 @@ def _logprobs_client() -> Any:
         {"type": "response.output_item.done", "output_index": 0, "item": item},
         {"type": "response.completed", "response": done},
     ]  # fmt: skip
-    body = b"".join(
-        f"event: {e['type']}\ndata: {json.dumps({**e, 'sequence_number': n})}\n\n".encode()
-        for n, e in enumerate(events)
-    )
-    http_class = openai.DefaultHttpxClient
-    # the SDK's HTTP library: httpx2, or httpx for older releases
-    module = next(
-        sys.modules[root]
-        for cls in http_class.__mro__
-        if (root := cls.__module__.partition(".")[0]) in ("httpx", "httpx2")
-    )
-
-    def answer(request: Any) -> Any:
-        return module.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
-    http = http_class(transport=module.MockTransport(answer))
-    return openai.OpenAI(api_key="k", base_url="http://fake.invalid", http_client=http)
+    body = sse({**e, "sequence_number": n} for n, e in enumerate(events))
+    return sse_client(openai, False, body)
 
 
 def test_closing_events_of_a_changed_text_carry_no_logprobs_of_the_old_one() -> None:
