@@ -64,3 +64,14 @@ def hold_back_before_calls(chunk: hw.Chunk, ctx: hw.RunContext) -> Any:
         held = ctx.call_state.pop("held", "")
         return [hw.Chunk("text", held.upper()), chunk] if held else None
     return None
+
+
+@hw.on_chunk
+def footer(chunk: hw.Chunk) -> Any:
+    """Text added at the finish, after a block (an item) the API filled; a dropped chunk
+    before it makes the stream framed from there on."""
+    if chunk.kind == "text" and chunk.text == "ada@":
+        return hw.DROP
+    if chunk.finish_reason is not None:
+        return [hw.Chunk("text", " (sent)"), chunk]
+    return None

@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from canned_sse import hold_back, hold_back_before_calls, sse, sse_client
+from canned_sse import footer, hold_back, hold_back_before_calls, sse, sse_client
 
 import hookwrap as hw
 
@@ -190,14 +190,6 @@ def test_a_stream_no_hook_changed_comes_as_the_api_sent_it(with_call: bool) -> N
 
 def test_text_added_at_the_finish_after_a_block_with_text_gets_a_block_of_its_own() -> None:
     """Only an empty block waits for text: one the API filled ends as it came."""
-
-    @hw.on_chunk
-    def footer(chunk: hw.Chunk) -> Any:
-        if chunk.kind == "text" and chunk.text == "ada@":
-            return hw.DROP  # the stream is framed from here on
-        if chunk.finish_reason is not None:
-            return [hw.Chunk("text", " (sent)"), chunk]
-        return None
 
     message, text = _final(False, [footer])
     assert [b.text for b in message.content] == ["Write to example.org", " (sent)"]
