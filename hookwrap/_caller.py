@@ -265,7 +265,7 @@ class ModelCaller:
             else:
                 self._sync = entry
         else:
-            self._named = type(target).__name__
+            self._named = target.__class__.__name__  # a wrapped client's: the SDK's class
             self.label = f"{self._named}({model or 'the same model'})"
             client = wrap(target, use=use)
             self._sync, self._async = _client_entries(self.sdk, client)

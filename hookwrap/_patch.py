@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import threading
+from contextvars import ContextVar
 from typing import Any
 
 from ._stack import Chain, flatten, refuse_tools_only
@@ -21,6 +22,20 @@ _SDKS = {
 }
 
 _patched: dict[str, Chain] = {}  # keyed by the top-level module of the SDK's classes
+
+# The patched stacks the model call being made passes by, their hooks running already
+# around it: set while a `Fallback` of one asks an alternative, which may be a client of a
+# patched SDK (a patched SDK's request then goes straight to the SDK).
+passing: ContextVar[tuple[Chain, ...]] = ContextVar("hookwrap_passing", default=())
+
+
+def holding(owner: object) -> tuple[Chain, ...]:
+    """The patched stacks that hold a hook of `owner` (a middleware)."""
+    return tuple(
+        chain
+        for chain in list(_patched.values())
+        if any(getattr(hook.target, "__self__", None) is owner for hook in chain.hooks)
+    )
 
 
 def patch_of(target: Any) -> tuple[str, Chain] | None:

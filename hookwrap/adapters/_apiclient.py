@@ -34,6 +34,7 @@ import wrapt
 from .._adapter import Adapter, Call, Natives
 from .._convert import message_from
 from .._engine import ModelEngine
+from .._patch import passing
 from .._stack import Chain
 from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
 from ._wire import Event, Framer, SSEDecoder, Wire
@@ -1355,6 +1356,7 @@ def patch_classes(sync_cls: type, async_cls: type, layer: Layer) -> None:
     async_original = async_cls.__dict__["request"]
     # one count per SDK, over its patches: an unpatch waits for every call under way
     flight = _FLIGHTS.setdefault(sync_cls, _InFlight())
+    chain = layer.chain
 
     def request(
         self: Any, cast_to: Any, options: Any, *, stream: bool = False, stream_cls: Any = None
@@ -1362,7 +1364,8 @@ def patch_classes(sync_cls: type, async_cls: type, layer: Layer) -> None:
         inner = sync_original.__get__(self)
         flight.enter()
         try:
-            if sync_cls.__dict__.get("request") is not request:  # unpatched since looked up
+            # unpatched since looked up, or asked by a `Fallback` of this very stack
+            if sync_cls.__dict__.get("request") is not request or chain in passing.get():
                 return inner(cast_to, options, stream=stream, stream_cls=stream_cls)
             return layer.call(self, inner, cast_to, options, stream, stream_cls)
         finally:
@@ -1374,7 +1377,7 @@ def patch_classes(sync_cls: type, async_cls: type, layer: Layer) -> None:
         inner = async_original.__get__(self)
         flight.enter()
         try:
-            if async_cls.__dict__.get("request") is not arequest:  # unpatched since looked up
+            if async_cls.__dict__.get("request") is not arequest or chain in passing.get():
                 return await inner(cast_to, options, stream=stream, stream_cls=stream_cls)
             return await layer.acall(self, inner, cast_to, options, stream, stream_cls)
         finally:

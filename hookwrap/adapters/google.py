@@ -28,6 +28,7 @@ import wrapt
 from .._adapter import Adapter, Call, Natives
 from .._convert import message_from
 from .._engine import ModelEngine
+from .._patch import passing
 from .._stack import Chain
 from .._types import (
     DROP,
@@ -657,6 +658,8 @@ def _hooked(original: Any, layer: _Layer) -> Any:
             self: Any, http_method: str, path: str, request_dict: Any, http_options: Any = None
         ) -> Any:
             fn = original.__get__(self)
+            if layer.chain in passing.get():  # asked by a `Fallback` of this very stack
+                return await fn(http_method, path, request_dict, http_options)
             return await _acall(layer, fn, http_method, path, request_dict, http_options)
 
         return arequest
@@ -665,7 +668,10 @@ def _hooked(original: Any, layer: _Layer) -> Any:
     def request(
         self: Any, http_method: str, path: str, request_dict: Any, http_options: Any = None
     ) -> Any:
-        return _call(layer, original.__get__(self), http_method, path, request_dict, http_options)
+        fn = original.__get__(self)
+        if layer.chain in passing.get():  # asked by a `Fallback` of this very stack
+            return fn(http_method, path, request_dict, http_options)
+        return _call(layer, fn, http_method, path, request_dict, http_options)
 
     return request
 

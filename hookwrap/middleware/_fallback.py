@@ -10,6 +10,7 @@ from .._adapter import Call
 from .._caller import ModelCaller
 from .._errors import Aborted, Interrupt, add_note
 from .._hooks import Middleware, async_twin, describe, wrap_model
+from .._patch import holding, passing
 from .._run import current_var
 from .._types import Chunk, ModelRequest, ModelResponse
 from ._shared import aprimed, error_matcher, primed
@@ -205,6 +206,26 @@ class Fallback(Middleware):
                 "(client, 'model name') pair"
             ) from first
 
+    def _ask(self, alternative: ModelCaller, request: ModelRequest) -> Any:
+        """`alternative`'s answer. A patched SDK's stack that holds this `Fallback` runs
+        around the call that failed already: the alternative's request passes it by (else
+        a client of that SDK would fall back to itself, and each hook run twice)."""
+        token = passing.set((*passing.get(), *holding(self)))
+        try:
+            return _streamed(alternative, request) if request.stream else alternative.call(request)
+        finally:
+            passing.reset(token)
+
+    async def _aask(self, alternative: ModelCaller, request: ModelRequest) -> Any:
+        """`_ask` in an async call (a sync model runs in a worker thread)."""
+        token = passing.set((*passing.get(), *holding(self)))
+        try:
+            if request.stream:
+                return await _astreamed(alternative, request)
+            return await alternative.acall(request)
+        finally:
+            passing.reset(token)
+
     def _give_up(self, errors: list[tuple[str, BaseException]]) -> BaseException:
         last = errors[-1][1]
         for label, error in errors[:-1]:
@@ -228,10 +249,8 @@ class Fallback(Middleware):
                     response = await call_next(request.replace(model=alternative.model))
                     if hasattr(response, "__anext__"):
                         response = await aprimed(response)
-                elif request.stream:
-                    response = await _astreamed(alternative, request)
-                else:  # a sync model in an async call runs in a worker thread
-                    response = await alternative.acall(request)
+                else:
+                    response = await self._aask(alternative, request)
                 return self._answered(response, alternative, request)
             except BaseException as error:
                 self._failed(error, errors, label)
@@ -258,10 +277,8 @@ class Fallback(Middleware):
                         response = primed(response)
                 elif alternative.is_async:
                     raise _Misused(f"Fallback: {label} is async and cannot answer a sync call")
-                elif request.stream:
-                    response = _streamed(alternative, request)
                 else:
-                    response = alternative.call(request)
+                    response = self._ask(alternative, request)
                 return self._answered(response, alternative, request)
             except BaseException as error:
                 self._failed(error, errors, label)
