@@ -22,8 +22,11 @@ Replacement = Union[str, Callable[[re.Match[str]], str]]
 Rule = Union[tuple[Union[str, re.Pattern[str]], Replacement], Callable[[str], str]]
 
 _instances = itertools.count(1)
-# What a guard notes in a call's state: it filtered the stream, or the chunks one by one.
+# What a guard notes in a call's state: its stream filters what the caller gets, or it
+# filtered the chunks one by one.
 _STREAM, _CHUNKS = "stream", "chunks"
+# `guard_unseen`'s priority: outside every other `wrap_model` hook
+_OUTSIDE = 1 << 62
 
 
 @attrs.frozen(slots=True, weakref_slot=False)
@@ -329,24 +332,37 @@ class _PerChunk:
 _Driver = Union[_Buffered, _PerChunk]
 
 
-def _guarded(driver: _Driver, chunks: Iterator[Chunk]) -> Iterator[Chunk]:
+def _guarded(
+    driver: _Driver, chunks: Iterator[Chunk], state: dict[str, Any], key: str
+) -> Iterator[Chunk]:
+    """`chunks` through `driver`. When they fail, the guard's mark under `key` goes: this
+    stream filters nothing the caller gets, and what the caller gets instead (a `Fallback`
+    alternative's stream, say) is left to `guard_unseen` or `guard_responded`."""
     try:
         for chunk in chunks:
             yield from driver.push(chunk)
         yield from driver.end()
+    except Exception:
+        state.pop(key, None)
+        raise
     finally:  # also when the caller stops early: the model's stream closes at once
         close = getattr(chunks, "close", None)
         if close is not None:
             close()
 
 
-async def _aguarded(driver: _Driver, chunks: AsyncIterator[Chunk]) -> AsyncIterator[Chunk]:
+async def _aguarded(
+    driver: _Driver, chunks: AsyncIterator[Chunk], state: dict[str, Any], key: str
+) -> AsyncIterator[Chunk]:
     try:
         async for chunk in chunks:
             for out in driver.push(chunk):
                 yield out
         for out in driver.end():
             yield out
+    except Exception:
+        state.pop(key, None)
+        raise
     finally:
         aclose = getattr(chunks, "aclose", None)
         if aclose is not None:
@@ -447,26 +463,44 @@ class ContentGuard(Middleware):
             text = rule.sub(text)
         return text
 
+    def _guard(self, chunks: Any, state: dict[str, Any]) -> Any:
+        """`chunks`, a sync or async stream, filtered as it is read (and marked so)."""
+        state[self._key] = _STREAM
+        driver: _Driver = (
+            _Buffered(self._rules, self.window) if self.strategy == "buffered" else _PerChunk(self)
+        )
+        if hasattr(chunks, "__anext__"):
+            return _aguarded(driver, chunks, state, self._key)
+        return _guarded(driver, chunks, state, self._key)
+
     @wrap_model
     def guard_stream(
         self, request: ModelRequest, ctx: RunContext[Any]
     ) -> Generator[ModelRequest, Any, Any]:
-        """Filter a streamed answer chunk by chunk; a whole answer is left to `guard_answer`."""
+        """Filter a streamed answer as it is read; a whole answer is left to `guard_answer`."""
         response = yield request
         if isinstance(response, ModelResponse):
             return response
-        ctx.call_state[self._key] = _STREAM
-        driver: _Driver = (
-            _Buffered(self._rules, self.window) if self.strategy == "buffered" else _PerChunk(self)
-        )
-        if hasattr(response, "__anext__"):
-            return _aguarded(driver, response)
-        return _guarded(driver, response)
+        return self._guard(response, ctx.call_state)
+
+    @wrap_model(priority=_OUTSIDE)
+    def guard_unseen(
+        self, request: ModelRequest, ctx: RunContext[Any]
+    ) -> Generator[ModelRequest, Any, Any]:
+        """Filter, as `guard_stream` does, a stream that reaches the caller without passing
+        `guard_stream`: a `Fallback` placed before the guard calls its alternatives itself,
+        outside the hooks after it. Outermost, so that it sees whatever the caller gets."""
+        response = yield request
+        state = ctx.call_state
+        if isinstance(response, ModelResponse) or state.get(self._key) == _STREAM:
+            return response
+        return self._guard(response, state)
 
     @on_chunk
     def guard_responded(self, chunk: Chunk, ctx: RunContext[Any]) -> Chunk | None:
-        """Filter the chunks of a stream that `guard_stream` never saw, one by one: a
-        streamed answer from `hw.Respond`, which skips `wrap_model` hooks and comes whole."""
+        """Filter, one by one, the chunks of a stream no `wrap_model` hook saw: a whole
+        answer given to a streamed call (by `hw.Respond`, which skips `wrap_model` hooks,
+        or by a `wrap_model` hook or `Fallback` alternative), which comes in one chunk."""
         state = ctx.call_state
         if state.get(self._key) == _STREAM:
             return None

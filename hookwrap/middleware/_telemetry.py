@@ -677,6 +677,10 @@ class _AsyncWatched:
         except StopAsyncIteration:
             call.end(None)
             raise
+        except asyncio.CancelledError:
+            # its reader's task was cancelled: the stream is closed early, as `on_abort` says
+            call.end(GeneratorExit())
+            raise
         except BaseException as exc:
             call.end(exc)
             raise
