@@ -652,7 +652,7 @@ class Agent:
                     aborted = arg
                 yield from self._custom(s)
                 if kind == "save":
-                    yield from _interrupts(s, arg, paused)
+                    yield from _interrupts(s, paused)
         except GeneratorExit:  # an aborted run: a resumed one deletes its checkpoint
             with _current(ctx):
                 try:
@@ -795,7 +795,7 @@ class Agent:
                 for event in self._custom(s):
                     yield event
                 if kind == "save":
-                    for event in _interrupts(s, arg, paused):
+                    for event in _interrupts(s, paused):
                         yield event
         except BaseException as exc:
             reported = exc
@@ -1067,13 +1067,11 @@ def _chunk_event(chunk: Chunk) -> AgentEvent:
     return AgentEvent("chunk", chunk.text if chunk.kind == "text" else "", chunk)
 
 
-def _interrupts(
-    s: _Session, checkpoint: Mapping[str, Any], paused: list[AgentEvent]
-) -> list[AgentEvent]:
+def _interrupts(s: _Session, paused: list[AgentEvent]) -> list[AgentEvent]:
     """The `interrupt` events of a run that just saved its checkpoint: those of the tool
     calls that paused it, held back until then (a stream left at one keeps the checkpoint:
     the run can be resumed), or one for a hook's interrupt outside tool calls."""
-    events = list(paused) if checkpoint["turn"] else [AgentEvent("interrupt", value=s.payload)]
+    events = list(paused) or [AgentEvent("interrupt", value=s.payload)]
     paused.clear()
     return events
 

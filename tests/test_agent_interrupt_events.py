@@ -114,3 +114,36 @@ def test_an_interrupt_event_is_not_given_for_a_run_that_aborted_instead() -> Non
     result = events[-1].result
     assert result is not None
     assert result.status == "aborted"
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["resume_stream", "aresume_stream"])
+def test_a_hook_pausing_a_resumed_run_whose_turn_is_pending_is_an_interrupt_event(
+    is_async: bool,
+) -> None:
+    """agent.md: an `"interrupt"` event, `call` None for a hook outside tools, when the
+    run pauses; also when the saved turn still has calls to run."""
+    asked: list[bool] = []
+
+    @hw.on_start
+    def budget() -> None:
+        if asked:
+            hw.interrupt("spend more?", key="budget")
+        asked.append(True)
+
+    turn = Turn()
+    agent = hw.Agent(turn.model, tools=list(turn.agent.tools), store=turn.store, use=[budget])
+    paused = agent.run("Clean up.")
+    assert paused.status == "interrupted"
+
+    if is_async:
+
+        async def events() -> list[hw.AgentEvent]:
+            return [e async for e in agent.aresume_stream(paused.run_id, {"c1": True})]
+
+        got = asyncio.run(events())
+    else:
+        got = list(agent.resume_stream(paused.run_id, {"c1": True}))
+    assert [(e.kind, e.call, e.value) for e in got[:-1]] == [("interrupt", None, "spend more?")]
+    result = got[-1].result
+    assert result is not None
+    assert (result.status, result.interrupt) == ("interrupted", "spend more?")
