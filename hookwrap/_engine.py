@@ -39,6 +39,7 @@ from ._run import (
 from ._stack import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Chain, Hook, refuse_idle
 from ._stages import (
     FROM_TOOL,
+    abort_if,
     after_model,
     after_model_async,
     after_tool,
@@ -58,7 +59,6 @@ from ._stages import (
 from ._tool import ToolBinding
 from ._types import (
     DROP,
-    Abort,
     Chunk,
     ModelRequest,
     ModelResponse,
@@ -304,11 +304,10 @@ class ModelEngine(_Shared):
             a value with no such form is that hook's error (a fail-open one is skipped)."""
             if isinstance(value, ModelResponse):
                 return value
+            abort_if(value)
             try:
                 return adapter.coerce(value, None)
             except TypeError as exc:
-                if isinstance(value, Abort):
-                    raise Aborted(value.reason) from None
                 raise TypeError(
                     f"{hook.label} answered hw.Respond({value!r:.80}) ({type(value).__name__}), "
                     "which is no answer for this call; expected a ModelResponse, Message, str "
@@ -912,8 +911,7 @@ class ToolEngine(_Shared):
         self.after = chain["after_tool"]
 
         def keep(hook: Hook, value: Any) -> Any:
-            if value.__class__ is Abort:  # no result: it ends the run
-                raise Aborted(value.reason)
+            abort_if(value)  # no result: it ends the run
             return value
 
         if is_async:

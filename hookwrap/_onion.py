@@ -14,8 +14,8 @@ from typing import Any
 from ._errors import Aborted, Interrupt, add_note
 from ._run import current_var
 from ._stack import Hook
-from ._stages import SEEN, bad_return, mark_seen
-from ._types import Abort, ModelRequest, ModelResponse, Respond, ToolCall
+from ._stages import SEEN, abort_if, bad_return, mark_seen
+from ._types import ModelRequest, ModelResponse, Respond, ToolCall
 
 __all__ = ["build", "build_async"]
 
@@ -50,8 +50,7 @@ def _forgiven(hook: Hook, exc: BaseException) -> bool:
 
 def _yielded(hook: Hook, value: Any) -> None:
     if not isinstance(value, _REQUESTS):
-        if isinstance(value, Abort):
-            raise Aborted(value.reason)
+        abort_if(value)
         raise TypeError(
             f"{hook.label} yielded {type(value).__name__} ({value!r:.80}); expected the "
             "generator form to yield the request (or hw.Respond(response))"

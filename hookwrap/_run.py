@@ -25,8 +25,8 @@ from ._stack import (
     flatten,
     refuse_tools_only,
 )
-from ._stages import failed
-from ._types import Abort, FinishInfo, Usage
+from ._stages import abort_if, failed
+from ._types import FinishInfo, Usage
 
 __all__ = ["RunContext", "State", "current", "run"]
 
@@ -306,12 +306,6 @@ def _call(hook: Hook, ctx: RunContext[Any], *args: Any) -> Any:
     return hook.fn(*args, ctx=ctx) if hook.takes_ctx else hook.fn(*args)
 
 
-def _raise_abort(result: Any) -> None:
-    """A lifecycle hook's answer is ignored, but an `hw.Abort`: that raises as `ctx.abort()`."""
-    if isinstance(result, Abort):
-        raise Aborted(result.reason)
-
-
 def start_sync(hooks: list[Hook], ctx: RunContext[Any]) -> None:
     """`on_start` hooks: all, in order, fail-fast unless their stack says otherwise; the
     phase is "init" while they run."""
@@ -322,7 +316,7 @@ def start_sync(hooks: list[Hook], ctx: RunContext[Any]) -> None:
             try:
                 result = _call(hook, ctx)
                 if result is not None:
-                    _raise_abort(result)
+                    abort_if(result)
             except BaseException as exc:
                 first = failed(hook, exc, first)  # as every stage's: notes, switches, aborts
     finally:
@@ -341,7 +335,7 @@ async def start_async(hooks: list[Hook], ctx: RunContext[Any]) -> None:
                 if hook.is_async:
                     result = await result
                 if result is not None:
-                    _raise_abort(result)
+                    abort_if(result)
             except BaseException as exc:
                 first = failed(hook, exc, first)
     finally:
@@ -390,7 +384,7 @@ def finish_sync(
             try:
                 result = _call(hook, ctx, info)
                 if result is not None:
-                    _raise_abort(result)
+                    abort_if(result)
             except Exception as exc:
                 _terminal_error(kind, hook, exc, error, raised)
     _run_deferred_sync(run)
@@ -417,7 +411,7 @@ async def finish_async(
                 if hook.is_async:
                     result = await result
                 if result is not None:
-                    _raise_abort(result)
+                    abort_if(result)
             except Exception as exc:
                 _terminal_error(kind, hook, exc, error, raised)
     await _run_deferred_async(run)

@@ -79,11 +79,17 @@ def bad_return(hook: Hook, value: Any, expected: str) -> TypeError:
     )
 
 
-def refused(hook: Hook, value: Any, expected: str) -> BaseException:
-    """What a hook's answer of no expected type raises: `hw.Aborted` for an `hw.Abort`, which
-    ends the run from every stage as `ctx.abort()` does; else a `TypeError`."""
+def abort_if(value: object) -> None:
+    """A hook's answer `hw.Abort(reason)` raises `hw.Aborted(reason)`, from every stage, as
+    `ctx.abort(reason)` does (where the answer is otherwise ignored too)."""
     if isinstance(value, Abort):
-        return Aborted(value.reason)
+        raise Aborted(value.reason)
+
+
+def refused(hook: Hook, value: Any, expected: str) -> TypeError:
+    """What a hook's answer of no expected type raises: `hw.Aborted` for an `hw.Abort`,
+    else this `TypeError`."""
+    abort_if(value)
     return bad_return(hook, value, expected)
 
 
@@ -209,8 +215,8 @@ def call_all(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: Any) -> None:
     for hook in hooks:
         try:
             result = hook.call(*args)
-            if result is not None and isinstance(result, Abort):
-                raise Aborted(result.reason)
+            if result is not None:
+                abort_if(result)
         except BaseException as exc:
             first = failed(hook, exc, first)
     if first is not None:
@@ -224,8 +230,8 @@ async def call_all_async(hooks: tuple[Hook, ...], args: tuple[Any, ...], ctx: An
             result = hook.call(*args)
             if hook.is_async:
                 result = await result
-            if result is not None and isinstance(result, Abort):
-                raise Aborted(result.reason)
+            if result is not None:
+                abort_if(result)
         except BaseException as exc:
             first = failed(hook, exc, first)
     if first is not None:
@@ -408,8 +414,7 @@ def after_tool(
             result = hook.call(call, outcome)
             if result is None:
                 continue
-            if isinstance(result, Abort):  # no result: it ends the run
-                raise Aborted(result.reason)
+            abort_if(result)  # no result: it ends the run
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
@@ -430,8 +435,7 @@ async def after_tool_async(
                 result = await result
             if result is None:
                 continue
-            if isinstance(result, Abort):
-                raise Aborted(result.reason)
+            abort_if(result)
         except BaseException as exc:
             first = failed(hook, exc, first)
             continue
