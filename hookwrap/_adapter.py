@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from ._types import Chunk, ModelRequest, ModelResponse
 
-__all__ = ["Adapter", "Call", "Natives", "is_stream"]
+__all__ = ["Adapter", "Call", "Natives", "is_stream", "lost_call"]
 
 # a stream's native items (an iterator, or an async one) and the chunk each stands for
 Natives = tuple[Any, Callable[[Any], list[Chunk]]]
@@ -57,6 +57,15 @@ _NOT_STREAMY = (str, bytes, bytearray, dict)
 # slow: a pydantic model class looks a missing attribute up in Python, then raises)
 _STREAMY: dict[type, bool] = {str: False, dict: False}
 _LEARNED = 512  # classes remembered at most (proxies and test doubles make classes anew)
+
+
+def lost_call() -> TypeError:
+    """The error for a request a hook built anew (not with `replace`): it has no `raw` call
+    record, so the adapter has nothing to call."""
+    return TypeError(
+        "the ModelRequest has lost its `raw` call record; build new requests with "
+        "request.replace(...) so hookwrap can still call the model"
+    )
 
 
 def is_stream(value: object) -> bool:

@@ -31,7 +31,7 @@ from typing import Any, cast
 
 import wrapt
 
-from .._adapter import Adapter, Call, Natives
+from .._adapter import Adapter, Call, Natives, lost_call
 from .._convert import message_from
 from .._engine import ModelEngine
 from .._patch import passing
@@ -701,10 +701,7 @@ class ApiClientAdapter(Adapter):
             if request is call.request:
                 return options
         except AttributeError:  # a request made anew, not with `replace`: no call to send
-            raise TypeError(
-                "the ModelRequest has lost its `raw` call record; build new requests with "
-                "request.replace(...) so hookwrap can still call the model"
-            ) from None
+            raise lost_call() from None
         ex: Exchange = call.args[2]
         body = _body(options)
         options = options.model_copy()

@@ -12,7 +12,7 @@ import typing
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any, Literal, cast
 
-from .._adapter import Adapter, Call, Natives, is_stream
+from .._adapter import Adapter, Call, Natives, is_stream, lost_call
 from .._convert import chunk_from_dict, chunk_to_dict, message_from, message_to_dict
 from .._hooks import describe
 from .._types import (
@@ -223,10 +223,7 @@ class FunctionAdapter(Adapter):
     def invoke(self, request: ModelRequest) -> Any:
         call = request.raw
         if not isinstance(call, Call):
-            raise TypeError(
-                "the ModelRequest has lost its `raw` call record; build new requests with "
-                "request.replace(...) so hookwrap can still call the target"
-            )
+            raise lost_call()
         if request is call.request:
             kwargs = call.kwargs
             return call.fn(*call.args, **kwargs) if kwargs else call.fn(*call.args)

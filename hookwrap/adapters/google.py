@@ -25,7 +25,7 @@ from typing import Any, cast
 
 import wrapt
 
-from .._adapter import Adapter, Call, Natives
+from .._adapter import Adapter, Call, Natives, lost_call
 from .._convert import message_from
 from .._engine import ModelEngine
 from .._patch import passing
@@ -193,10 +193,7 @@ class GeminiAdapter(Adapter):
     def invoke(self, request: ModelRequest) -> Any:
         call = request.raw
         if not isinstance(call, Call):
-            raise TypeError(
-                "the ModelRequest has lost its `raw` call record; build new requests with "
-                "request.replace(...) so hookwrap can still call the model"
-            )
+            raise lost_call()
         method, path, body, options = call.args[:4]
         if request is not call.request:
             body = _WIRE.write_request(request, body)
