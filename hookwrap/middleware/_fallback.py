@@ -133,6 +133,16 @@ async def _achunks(
         await items.aclose()
 
 
+def _model_of(alternative: _SameTarget | ModelCaller, request: ModelRequest) -> str:
+    """The model `alternative` is called with: its own, the request's for an SDK client
+    given none, else its label (a model function's name)."""
+    if alternative.model:
+        return alternative.model
+    if isinstance(alternative, ModelCaller) and alternative.sdk is not None and request.model:
+        return request.model
+    return alternative.label_for(request)
+
+
 class Fallback(Middleware):
     """When the model call fails, try each of `models` in turn until one answers.
 
@@ -173,6 +183,9 @@ class Fallback(Middleware):
         label = None if alternative is None else alternative.label_for(request)
         if ctx is not None:
             ctx.call_state["fallback"] = label
+            if alternative is not None and request.stream:
+                # the caller's stream is under the model it asked for: say which answered
+                ctx.call_state["fallback_model"] = _model_of(alternative, request)
         if alternative is None or not isinstance(response, ModelResponse):
             return response
         if request.stream:  # the caller's own stream, under the model it asked for

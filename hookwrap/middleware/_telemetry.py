@@ -363,6 +363,7 @@ class Telemetry(Middleware):
             call.end(exc)
             raise
         call.detach(token)
+        call.answered_by = ctx.call_state.get("fallback_model")
         if isinstance(response, ModelResponse):
             call.respond(response)
             call.end(None)
@@ -471,6 +472,7 @@ class _ModelCall:
     usage, duration. Everything here logs its own failures instead of raising them."""
 
     __slots__ = (
+        "answered_by",
         "api",
         "chunks",
         "ended",
@@ -496,6 +498,7 @@ class _ModelCall:
         self.chunks: list[Chunk] | None = [] if kit.record_content else None
         self.finish: str | None = None
         self.response_model: str | None = None
+        self.answered_by: str | None = None  # a Fallback alternative's model, for a stream
         self.response_id: str | None = None
         self.usage: tuple[int, int] | None = None
         operation, provider, server = _origin(request)
@@ -579,6 +582,8 @@ class _ModelCall:
             log.exception("Telemetry could not record metrics; the call goes on")
 
     def _note(self) -> None:
+        if self.answered_by:
+            self.response_model = self.answered_by
         attributes: dict[str, Any] = {}
         if self.response_model:
             attributes[RESPONSE_MODEL] = self.response_model
