@@ -3,6 +3,7 @@ structuring of JSON arguments into the parameter types."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import enum
 import functools
@@ -38,30 +39,75 @@ _PRIMITIVES: dict[Any, dict[str, Any]] = {
 
 
 def schema_of(tp: Any) -> dict[str, Any]:
-    """JSON schema of a type hint (dataclasses, attrs classes, enums, Literal, Optional, …)."""
-    if tp in _PRIMITIVES:
-        return dict(_PRIMITIVES[tp])
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin is Literal:
-        return {"enum": list(args)}
-    if is_union(tp):
-        options = [schema_of(a) for a in args]
-        return {"anyOf": options}
-    if origin in (list, tuple, set, frozenset) or tp in (list, tuple, set):
-        item = args[0] if args else Any
-        return {"type": "array", "items": schema_of(item)}
-    if origin in (dict, Mapping) or tp is dict:
-        value = args[1] if len(args) == 2 else Any
-        return {"type": "object", "additionalProperties": schema_of(value)}
-    if origin is typing.Annotated:
-        return schema_of(args[0])
-    if inspect.isclass(tp) and issubclass(tp, enum.Enum):
-        members: list[enum.Enum] = list(tp)
-        return {"enum": [m.value for m in members]}
-    if inspect.isclass(tp) and (dataclasses.is_dataclass(tp) or attrs.has(tp)):
-        cls: Any = tp
-        hints = typing.get_type_hints(cls)
+    """JSON schema of a type hint (dataclasses, attrs classes, enums, Literal, Optional, …).
+
+    A class met again inside itself (a tree's node) is described once under `$defs`, which
+    the schema then carries, and referred to by `$ref` where it recurs."""
+    schemas = _Schemas()
+    return schemas.rooted(schemas.of(tp))
+
+
+class _Schemas:
+    """The schemas of the types of one JSON schema document (a tool's parameters). A class
+    is written out where it is used; where it recurs inside itself, which written out would
+    never end, it is a `$ref` to its one copy under the document's `$defs`."""
+
+    __slots__ = ("defs", "names", "open")
+
+    def __init__(self) -> None:
+        self.defs: dict[str, dict[str, Any]] = {}
+        self.names: dict[Any, str] = {}  # a recursive class -> its key in `defs`
+        self.open: list[Any] = []  # the classes being described, outermost first
+
+    def rooted(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """`schema` as a whole document: with the `$defs` its `$ref`s point to."""
+        if self.defs:
+            schema["$defs"] = self.defs
+        return schema
+
+    def of(self, tp: Any) -> dict[str, Any]:
+        if tp in _PRIMITIVES:
+            return dict(_PRIMITIVES[tp])
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if origin is Literal:
+            return {"enum": list(args)}
+        if is_union(tp):
+            return {"anyOf": [self.of(a) for a in args]}
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            # `items` (any of the positions' types) is for readers that ignore
+            # `prefixItems`: OpenAI refuses an array without `items`
+            kinds = [self.of(a) for a in dict.fromkeys(args)]
+            return {
+                "type": "array",
+                "prefixItems": [self.of(a) for a in args],
+                "items": kinds[0] if len(kinds) == 1 else {"anyOf": kinds},
+                "minItems": len(args),
+                "maxItems": len(args),
+            }
+        if origin in (list, tuple, set, frozenset) or tp in (list, tuple, set):
+            item = args[0] if args else Any
+            return {"type": "array", "items": self.of(item)}
+        if origin in (dict, Mapping) or tp is dict:
+            value = args[1] if len(args) == 2 else Any
+            return {"type": "object", "additionalProperties": self.of(value)}
+        if origin is typing.Annotated:
+            return self.of(args[0])
+        if inspect.isclass(tp) and issubclass(tp, enum.Enum):
+            members: list[enum.Enum] = list(tp)
+            return {"enum": [m.value for m in members]}
+        if inspect.isclass(tp) and (dataclasses.is_dataclass(tp) or attrs.has(tp)):
+            return self._object(tp)
+        raise TypeError(f"no JSON schema for the type {tp!r}")
+
+    def _object(self, cls: Any) -> dict[str, Any]:
+        """The schema of a dataclass or attrs class: an object of its fields."""
+        if cls in self.open:
+            return {"$ref": f"#/$defs/{self._name(cls)}"}
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception as exc:
+            raise TypeError(f"cannot read the type hints of {cls!r}: {exc}") from None
         # a field with init=False cannot be passed, so the model is not shown it
         if attrs.has(cls):
             fields = [(a.name, a.default is attrs.NOTHING) for a in attrs.fields(cls) if a.init]
@@ -74,12 +120,30 @@ def schema_of(tp: Any) -> dict[str, Any]:
                 for f in dataclasses.fields(cls)
                 if f.init
             ]
-        return {
+        self.open.append(cls)
+        try:
+            properties = {name: self.of(hints.get(name, Any)) for name, _ in fields}
+        finally:
+            self.open.pop()
+        schema = {
             "type": "object",
-            "properties": {name: schema_of(hints.get(name, Any)) for name, _ in fields},
+            "properties": properties,
             "required": [name for name, required in fields if required],
         }
-    raise TypeError(f"no JSON schema for the type {tp!r}")
+        if cls in self.names:  # it recurs: its `$ref`s point to a copy of this
+            self.defs[self.names[cls]] = copy.deepcopy(schema)
+        return schema
+
+    def _name(self, cls: Any) -> str:
+        """`cls`'s key in `$defs`: its name, numbered if another class has that name."""
+        if cls not in self.names:
+            taken = set(self.names.values())
+            name, n = cls.__name__, 1
+            while name in taken:
+                n += 1
+                name = f"{cls.__name__}{n}"
+            self.names[cls] = name
+        return self.names[cls]
 
 
 def _doc_params(doc: str) -> tuple[str, dict[str, str]]:
@@ -209,13 +273,14 @@ class ToolBinding:
         summary, described = _doc_params(doc or "")
         properties: dict[str, Any] = {}
         required: list[str] = []
+        schemas = _Schemas()  # one document: a recursive class's `$defs` go at its root
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("self", "ctx"):
                 continue
             if p.name in self.preset:
                 continue
             try:
-                schema = schema_of(self.hints.get(p.name, Any))
+                schema = schemas.of(self.hints.get(p.name, Any))
             except TypeError as exc:
                 raise TypeError(f"hw.tool {describe(fn)}, parameter {p.name!r}: {exc}") from None
             if p.name in described:
@@ -239,6 +304,7 @@ class ToolBinding:
         parameters: dict[str, Any] = {"type": "object", "properties": properties}
         if required:
             parameters["required"] = required
+        parameters = schemas.rooted(parameters)
         self.spec = ToolSpec(name, description if description is not None else summary, parameters)
 
     def tool_call(self, fn: Callable[..., Any], args: Any, kwargs: Any, call_id: str) -> ToolCall:

@@ -29,6 +29,11 @@ _MAX_PX = 2**62
 
 _Entry = tuple["redis.asyncio.Redis", AsyncGenerator[None, None]]
 
+# redis's default pools raise `MaxConnectionsError` for a call that finds all of their
+# `max_connections` busy (many threads, or tasks in one `asyncio.gather`); these pools make
+# it wait for one, up to `timeout` seconds. The URL's query can set both.
+_POOL: dict[str, Any] = {"decode_responses": True, "max_connections": 100, "timeout": 20}
+
 
 class RedisStore(Closing):
     """A `Store` in a Redis server: for many processes on many machines.
@@ -40,7 +45,8 @@ class RedisStore(Closing):
 
     Values are kept as JSON text; a `ttl` becomes Redis's own `PX` expiry (rounded up to
     whole milliseconds), so keys expire on the server's clock. The sync methods share one
-    thread-safe connection pool. The `a*` methods use `redis.asyncio` with one client per
+    thread-safe connection pool; a call that finds its connections busy waits for one. The
+    `a*` methods use `redis.asyncio` with one client per
     event loop, made on first use: a `redis.asyncio` client belongs to the loop it first
     ran on. That client is closed when its loop shuts down (`asyncio.run` does this), or
     at once by `await store.aclose()`.
@@ -66,13 +72,15 @@ class RedisStore(Closing):
         try:
             _check_db(url)
             # redis leaves `from_url(**kwargs)` unannotated
-            self._client = redis.Redis.from_url(url, decode_responses=True)  # pyright: ignore[reportUnknownMemberType]
+            pool = redis.BlockingConnectionPool.from_url(url, **_POOL)  # pyright: ignore[reportUnknownMemberType]
+            self._client = redis.Redis.from_pool(pool)
         except ValueError as exc:
             raise ValueError(
                 "RedisStore(url) expects a redis://, rediss:// or unix:// URL "
                 f"(got {_redacted(url)!r}): {exc}"
             ) from None
         self._aredis = redis.asyncio.Redis
+        self._apool = redis.asyncio.BlockingConnectionPool
         self.url = url
         self.prefix = prefix
         self._closed = False
@@ -164,7 +172,8 @@ class RedisStore(Closing):
             # loops closed without shutting down their async generators leave entries behind
             for old in [old for old in self._loops if old.is_closed()]:
                 del self._loops[old]
-            client = self._aredis.from_url(self.url, decode_responses=True)  # pyright: ignore[reportUnknownMemberType]
+            pool = self._apool.from_url(self.url, **_POOL)  # pyright: ignore[reportUnknownMemberType]
+            client = self._aredis.from_pool(pool)
             keeper = self._close_with_loop(loop, client)
             self._loops[loop] = (client, keeper)
         # Started, the generator is registered with the loop, whose `shutdown_asyncgens`
