@@ -432,8 +432,9 @@ def _function_entry(hooked: Any, target: Any) -> tuple[Entry, Callable[[str], bo
         streams = adapter.streams
 
         def with_request(request: Any, carried: ModelRequest, stream: bool) -> Any:
-            # Only a generator function is asked to stream: a whole answer to a streamed
-            # call would pass a `wrap_model` hook as text chunks, its tool calls lost.
+            # Only a target that says it streams (a generator function, an iterator return
+            # annotation) is asked to stream: a whole answer to a streamed call would pass
+            # a `wrap_model` hook as text chunks, its tool calls lost.
             return hooked(request.replace(stream=stream and streams))
 
         return with_request, lambda option: True

@@ -421,7 +421,12 @@ class ModelEngine(_Shared):
                         response = self.adapter.response(response, call)  # a run to end
                 else:
                     response = self.onion(request)
-                if not self.raw_direct and request.stream and isinstance(response, ModelResponse):
+                if (
+                    not self.raw_direct
+                    and request.stream
+                    and isinstance(response, ModelResponse)
+                    and response is not call.response  # not the model's own whole answer
+                ):
                     response = self._responded(response, request)  # a wrap hook's whole answer
             else:
                 response = self._responded(answered, request)
@@ -633,7 +638,12 @@ class ModelEngine(_Shared):
                         response = self.adapter.response(response, call)  # a run to end
                 else:
                     response = await self.onion(request)
-                if not self.raw_direct and request.stream and isinstance(response, ModelResponse):
+                if (
+                    not self.raw_direct
+                    and request.stream
+                    and isinstance(response, ModelResponse)
+                    and response is not call.response  # not the model's own whole answer
+                ):
                     response = await self._aresponded(response, request)
             else:
                 response = await self._aresponded(answered, request)

@@ -8,9 +8,20 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import typing
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any, Literal, cast
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+)
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, cast
 
 from .._adapter import Adapter, Call, Natives, is_stream, lost_call
 from .._convert import chunk_from_dict, chunk_to_dict, message_from, message_to_dict
@@ -34,22 +45,56 @@ __all__ = ["FunctionAdapter"]
 Form = Literal["messages", "prompt", "request"]
 _RESERVED = ("model", "stream")
 _MESSAGE_KEYS = frozenset(("role", "content", "tool_calls", "tool_call_id", "name"))
+Kind = Literal["str", "dict", "Message", "Chunk"]
+_STREAMS = (Iterator, Iterable, Generator, AsyncIterator, AsyncIterable, AsyncGenerator)
+# read from an annotation that cannot be resolved: the first of these names in it decides
+_NAMES = re.compile(r"\b(str|Chunk|Message|dict|Dict|Mapping|MutableMapping)\b")
+_KINDS: dict[str, Kind] = {"str": "str", "Chunk": "Chunk", "Message": "Message"}  # or dict
+_STREAM_NAME = re.compile(r"(?:[\w.]*\.)?(?:Async)?(?:Iterator|Iterable|Generator)\b")
 
 
-def _annotation_kind(fn: Callable[..., Any]) -> Literal["str", "dict", "Message", "Chunk"]:
+def _return_annotation(fn: Callable[..., Any]) -> tuple[Kind, bool]:
+    """The form of `fn`'s answer that its return annotation names, and whether it names a
+    stream of them (an iterator, iterable or generator, sync or async): a `Respond`ed
+    answer, and a chunk a hook makes, go back to the caller in that form.
+
+    The resolved type decides: `Message` or `Chunk` (or a subclass), a mapping (`dict`,
+    `Mapping`, a TypedDict) is "dict", anything else "str". `Annotated` is looked through,
+    and so is a union: `None` is left out and the first other member decides (`dict | str`
+    answers as a dict). An annotation that cannot be resolved is read as text, by whole
+    names only (a `ChatMessage` is no `Message`, a `Verdict` no `dict`)."""
     try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # unresolvable annotations: fall back to the raw text
-        hints = dict(getattr(fn, "__annotations__", {}))
-    ret = hints.get("return")
-    text = ret if isinstance(ret, str) else repr(ret)
-    if "Chunk" in text:  # a stream of `Chunk`s (`Iterator[hw.Chunk]`)
-        return "Chunk"
-    if ret is Message or "Message" in text:
-        return "Message"
-    if ret is dict or "dict" in text.lower() or "Mapping" in text:
-        return "dict"
-    return "str"
+        ret: Any = inspect.signature(fn, eval_str=True).return_annotation
+    except Exception:  # a name that cannot be resolved
+        ret = inspect.signature(fn).return_annotation
+    streams = False
+    while True:
+        if isinstance(ret, (str, typing.ForwardRef)):
+            text = ret if isinstance(ret, str) else ret.__forward_arg__
+            found = _NAMES.search(text)
+            kind = _KINDS.get(found[1], "dict") if found else "str"
+            return kind, streams or _STREAM_NAME.match(text.strip()) is not None
+        origin = typing.get_origin(ret)
+        args = typing.get_args(ret)
+        if origin is Annotated:
+            ret = args[0]
+        elif origin is Union or origin is UnionType:
+            ret = next(a for a in args if a is not type(None))
+        elif (origin or ret) in _STREAMS and not streams:
+            streams = True
+            ret = args[0] if args else None
+        else:
+            break
+    form = origin if isinstance(origin, type) else ret
+    if not isinstance(form, type):
+        return "str", streams
+    if issubclass(form, Message):
+        return "Message", streams
+    if issubclass(form, Chunk):
+        return "Chunk", streams
+    if issubclass(form, Mapping):  # dict, Mapping, any TypedDict (a dict subclass)
+        return "dict", streams
+    return "str", streams
 
 
 class FunctionAdapter(Adapter):
@@ -81,9 +126,10 @@ class FunctionAdapter(Adapter):
         except (TypeError, ValueError) as exc:
             raise TypeError(f"hw.model: cannot read the signature of {fn!r}") from exc
         params = list(sig.parameters.values())
-        self.returns = _annotation_kind(fn)
-        # a generator function streams, and so does an object whose `__call__` is one
-        self.streams = any(
+        self.returns, annotated = _return_annotation(fn)
+        # a generator function streams, and so does an object whose `__call__` is one, or a
+        # function whose return annotation says it streams (`-> Iterator[str]`)
+        self.streams = annotated or any(
             inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f)
             for f in (fn, type(fn).__call__ if callable(fn) else None)
         )
