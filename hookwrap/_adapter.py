@@ -95,6 +95,13 @@ class Adapter:
     # the engine notes them, one generator more, when a wrap hook may rebuild chunks)
     notes_chunks: ClassVar[bool] = False
 
+    def hands_over(self) -> bool:
+        """Whether the hooks the target itself runs (a wrapped model's, those of an SDK's
+        request path) are part of this call: they then share its `call_id` and
+        `call_state`. An SDK's request path runs only the hooks of its client's layers and
+        of a patch."""
+        return True
+
     def request(self, call: Call) -> ModelRequest:
         """The neutral view of a call; must set `raw=call` and `call.request`."""
         raise NotImplementedError

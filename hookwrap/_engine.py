@@ -221,7 +221,13 @@ class _Shared:
         if parent is None:
             run = RunState(is_async=self.is_async, one_call=True) if self.lifecycle else None
             return RunContext(run, phase, self.is_async)
-        return RunContext(parent.run, phase)
+        ctx: RunContext[Any] = RunContext(parent.run, phase)
+        if parent._handing:  # pyright: ignore[reportPrivateUsage]
+            # the target of `parent`'s call, wrapped itself: the same call, one layer in
+            parent._handing = False  # pyright: ignore[reportPrivateUsage]
+            ctx._call_id = parent.call_id  # pyright: ignore[reportPrivateUsage]
+            ctx._call_state = parent.call_state  # pyright: ignore[reportPrivateUsage]
+        return ctx
 
     def _end_sync(
         self, ctx: RunContext[Any], error: BaseException | None, usage: Usage | None = None
@@ -248,6 +254,7 @@ class ModelEngine(_Shared):
         "before",
         "chunk_hooks",
         "coerce",
+        "hands_over",
         "keep_chunks",
         "onion",
         "raw_direct",
@@ -273,6 +280,7 @@ class ModelEngine(_Shared):
         # No hook sees the answer of a call outside a run: no response view is made for it
         # (a run sums the usage its calls report, so a call inside one always has a view).
         self.unseen = not (chain["wrap_model"] or self.keep_chunks)
+        self.hands_over = adapter.hands_over()
 
         # what a stream from a wrap hook must be in this shape, decided once
         step, shape = ("__anext__", "an async") if is_async else ("__next__", "an")
@@ -328,7 +336,7 @@ class ModelEngine(_Shared):
         came; a stream's chunks either way."""
         adapter = self.adapter
         try:
-            native = adapter.invoke(request)
+            native = _handed(adapter, request) if self.hands_over else adapter.invoke(request)
             call = request.raw
             if is_stream(native):
                 if not hasattr(native.__class__, "__next__"):
@@ -345,10 +353,17 @@ class ModelEngine(_Shared):
 
     async def _inner_async(self, request: ModelRequest, view: bool = True) -> Any:
         adapter = self.adapter
+        ctx = current_var.get() if self.hands_over else None
         try:
-            native = adapter.invoke(request)
-            if not is_stream(native) and hasattr(native, "__await__"):
-                native = await native
+            if ctx is not None:
+                ctx._handing = True  # pyright: ignore[reportPrivateUsage]
+            try:
+                native = adapter.invoke(request)
+                if not is_stream(native) and hasattr(native, "__await__"):
+                    native = await native
+            finally:
+                if ctx is not None:
+                    ctx._handing = False  # pyright: ignore[reportPrivateUsage]
             call = request.raw
             if is_stream(native):
                 if not hasattr(native.__class__, "__anext__"):
@@ -601,7 +616,21 @@ class ModelEngine(_Shared):
         self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
     ) -> Iterator[Any]:
         """For generator functions: nothing runs until the caller pulls the first chunk."""
-        yield from self.call(wrapped, instance, args, kwargs)
+        return self._pulled(_handing(), wrapped, instance, args, kwargs)
+
+    def _pulled(
+        self, handing: RunContext[Any] | None, wrapped: Any, instance: Any, args: Any, kwargs: Any
+    ) -> Iterator[Any]:
+        # a call whose target this is handed itself over when it made the generator
+        if handing is None:
+            yield from self.call(wrapped, instance, args, kwargs)
+            return
+        handing._handing = True  # pyright: ignore[reportPrivateUsage]
+        try:
+            stream = self.call(wrapped, instance, args, kwargs)
+        finally:
+            handing._handing = False  # pyright: ignore[reportPrivateUsage]
+        yield from stream
 
     # -- async ----------------------------------------------------------------------------
 
@@ -784,12 +813,23 @@ class ModelEngine(_Shared):
             await call_all_async(self.after, (request, response), ctx)
         return usage
 
-    async def agenerator(
+    def agenerator(
         self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
     ) -> AsyncIterator[Any]:
         """For async generator functions: nothing runs until the first chunk is pulled."""
-        # cancelled before its first chunk, it is still a stream its consumer stopped
-        stream = await self.acall(wrapped, instance, args, kwargs, CLOSED)
+        return self._apulled(_handing(), wrapped, instance, args, kwargs)
+
+    async def _apulled(
+        self, handing: RunContext[Any] | None, wrapped: Any, instance: Any, args: Any, kwargs: Any
+    ) -> AsyncIterator[Any]:
+        if handing is not None:
+            handing._handing = True  # pyright: ignore[reportPrivateUsage]
+        try:
+            # cancelled before its first chunk, it is still a stream its consumer stopped
+            stream = await self.acall(wrapped, instance, args, kwargs, CLOSED)
+        finally:
+            if handing is not None:
+                handing._handing = False  # pyright: ignore[reportPrivateUsage]
         try:
             async for item in stream:
                 yield item
@@ -815,6 +855,37 @@ def _assembled(
 ) -> ModelResponse:
     items, chunks_of, model = args
     return assemble([chunk for item in items for chunk in chunks_of(item)], model)
+
+
+def _handing() -> RunContext[Any] | None:
+    """The current call if it is handing itself over to the target being called now."""
+    parent = current_var.get()
+    return parent if parent is not None and parent._handing else None  # pyright: ignore[reportPrivateUsage]
+
+
+def _handed(adapter: Adapter, request: ModelRequest) -> Any:
+    """`adapter.invoke(request)` for a target whose own hooks (a wrapped model's, those of
+    an SDK client's layers or of a patch) run as part of this call: the first call opened
+    inside takes this call's `call_id` and `call_state`."""
+    ctx = current_var.get()
+    if ctx is None:
+        return adapter.invoke(request)
+    ctx._handing = True  # pyright: ignore[reportPrivateUsage]
+    try:
+        return adapter.invoke(request)
+    finally:
+        ctx._handing = False  # pyright: ignore[reportPrivateUsage]
+
+
+def _tool_context(
+    ctx: RunContext[Any], parent: RunContext[Any] | None, call: ToolCall
+) -> RunContext[Any]:
+    """The context of tool call `call`: a call with the id of the one it runs in (an
+    agent's call of a tool with hooks of its own) is that call, one layer in."""
+    ctx._call_id = call.id  # pyright: ignore[reportPrivateUsage]
+    if parent is not None and parent._call_id == call.id:  # pyright: ignore[reportPrivateUsage]
+        ctx._call_state = parent.call_state  # pyright: ignore[reportPrivateUsage]
+    return ctx
 
 
 def _own(chunks: Any, call: Call) -> bool:
@@ -954,8 +1025,7 @@ class ToolEngine(_Shared):
 
     def run(self, call: ToolCall) -> Any:
         parent = current_var.get()
-        ctx = self._open(parent, "before_tool")
-        ctx._call_id = call.id  # pyright: ignore[reportPrivateUsage]
+        ctx = _tool_context(self._open(parent, "before_tool"), parent, call)
         token = current_var.set(ctx)
         try:
             if self.lifecycle:
@@ -1000,8 +1070,7 @@ class ToolEngine(_Shared):
 
     async def arun(self, call: ToolCall) -> Any:
         parent = current_var.get()
-        ctx = self._open(parent, "before_tool")
-        ctx._call_id = call.id  # pyright: ignore[reportPrivateUsage]
+        ctx = _tool_context(self._open(parent, "before_tool"), parent, call)
         token = current_var.set(ctx)
         try:
             if self.lifecycle:

@@ -516,6 +516,11 @@ class FunctionAdapter(Adapter):
             return [chunk]
         return [response.text]
 
+    def hands_over(self) -> bool:
+        # only a target wrapped by hookwrap itself: a model called inside the function (a
+        # judge) makes a call of its own
+        return getattr(self.fn, "_self_chain", None) is not None
+
     def is_stream(self, value: Any) -> bool:
         return is_stream(value)
 
