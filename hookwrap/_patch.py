@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import threading
+import weakref
 from contextvars import ContextVar
 from typing import Any
 
@@ -41,6 +42,9 @@ def holding(owner: object) -> tuple[Chain, ...]:
 def patch_of(target: Any) -> tuple[str, Chain] | None:
     """The SDK `target` (a client, resource or method) belongs to, and the hooks
     `hw.patch` put on it, if patched."""
+    wrapped = getattr(target, "__wrapped__", None)
+    if not inspect.ismethod(target) and inspect.ismethod(wrapped):
+        target = wrapped  # `resource.with_raw_response.create`, say: a function around it
     owner = target.__self__ if inspect.ismethod(target) else target
     name = type(owner).__module__.partition(".")[0]
     chain = _patched.get(name)
@@ -48,6 +52,34 @@ def patch_of(target: Any) -> tuple[str, Chain] | None:
 
 
 _lock = threading.Lock()  # patching is a check, then a change of classes: one at a time
+
+
+class Lent(Chain):
+    """The hooks of a client's layer but those the patch of its SDK runs already, which
+    run there, once, while it lasts; `full` holds them all, run again once it is removed."""
+
+    __slots__ = ("full",)
+
+    def __init__(self, full: Chain, patch: Chain) -> None:
+        super().__init__(hook for hook in full.hooks if hook not in patch.hooks)
+        self.full = full
+
+
+# SDK -> the layers (of clients wrapped while it was patched) that lend the patch hooks
+_lenders: dict[str, weakref.WeakSet[Any]] = {}
+
+
+def lend(layer: Any, target: Any) -> None:
+    """Let the patch of the SDK of `target` (a client or resource, wrapped just now in
+    `layer`) run the hooks of `layer` it has too, for as long as it lasts: they run once,
+    and in `layer` again once it is removed. `layer.chain` is the hooks it runs,
+    `layer.run(chain)` changes them."""
+    with _lock:
+        found = patch_of(target)
+        if found is None or not any(hook in found[1].hooks for hook in layer.chain.hooks):
+            return
+        layer.run(Lent(layer.chain, found[1]))
+        _lenders.setdefault(found[0], weakref.WeakSet()).add(layer)
 
 
 def _adapter(sdk: str) -> tuple[str, Any]:
@@ -99,3 +131,5 @@ def unpatch(sdk: str | None = None, /) -> None:
         for name in list(_patched) if names is None else names:
             if _patched.pop(name, None) is not None:
                 importlib.import_module(f"hookwrap.adapters.{name}").unpatch()
+                for layer in _lenders.pop(name, ()):  # the hooks it lent the patch, back
+                    layer.run(layer.chain.full)

@@ -265,15 +265,16 @@ class Tool(_Proxy, Generic[P, R]):
 
 def fresh_hooks(target: Any, hooks: Sequence[Hook]) -> list[Hook]:
     """`hooks` but those `target` has already, when it is wrapped: wrapping again with the
-    same hook (the same stack twice, say) does not run it twice; nor does one that
-    `hw.patch` put on the target's SDK."""
-    found = [hook for chain in layers(target) for hook in chain.hooks]
-    found += _patched_hooks(target)
+    same hook (the same stack twice, say) does not run it twice. (One that `hw.patch` put
+    on the SDK of a client runs once while patched: see `_patch.lend`.)"""
+    # a layer that lends hooks to a patch (`_patch.Lent`) has them all the same
+    found = [hook for chain in layers(target) for hook in getattr(chain, "full", chain).hooks]
     return [hook for hook in hooks if hook not in found]
 
 
 def _patched_hooks(target: Any) -> tuple[Hook, ...]:
-    """The hooks `hw.patch` put on the SDK of `target` (a client, resource or method)."""
+    """The hooks `hw.patch` put on the SDK of `target` (a method of an SDK object neither
+    a client nor a resource, which runs them when called): left out of its `Wrapped`."""
     patch = sys.modules.get("hookwrap._patch")  # not imported: nothing patched
     found: tuple[str, Chain] | None = None if patch is None else patch.patch_of(target)
     return () if found is None else found[1].hooks
@@ -307,7 +308,8 @@ def model(fn: Any = _DECORATOR, /, *, use: Use = ()) -> Any:
         member = _sdk_member(target, Chain(fresh))
         if member is not None:
             return member
-        return Wrapped(target, fresh)
+        patched = _patched_hooks(target)
+        return Wrapped(target, [hook for hook in fresh if hook not in patched])
 
     return apply if fn is _DECORATOR else apply(fn)
 
@@ -380,7 +382,14 @@ class _SdkMember(wrapt.ObjectProxy[Any]):
     def __init__(self, original: Any, hooked: Any, chain: Chain) -> None:
         super().__init__(original)
         self._self_hooked = hooked
-        self._self_chain = chain  # for `hw.explain`
+        self._self_given = chain
+
+    @property
+    def _self_chain(self) -> Chain:
+        """For `hw.explain`: the hooks its layer, the outermost of the twin's, runs now
+        (some may be lent to a patch of the SDK: see `_patch.lend`)."""
+        given: Chain = self._self_given
+        return layers(self._self_hooked)[0] if given.hooks else given
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._self_hooked(*args, **kwargs)

@@ -34,12 +34,19 @@ import wrapt
 from .._adapter import Adapter, Call, Natives, lost_call
 from .._convert import message_from
 from .._engine import ModelEngine
-from .._patch import passing
+from .._patch import lend, passing
 from .._stack import Chain
 from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
 from ._wire import Event, Framer, SSEDecoder, Wire
 
-__all__ = ["ApiClientAdapter", "ClientProxy", "Layer", "hook_client", "process_hooked"]
+__all__ = [
+    "ApiClientAdapter",
+    "ClientProxy",
+    "Layer",
+    "hook_client",
+    "process_hooked",
+    "same_shape",
+]
 
 
 class _Captured:
@@ -703,6 +710,7 @@ class ApiClientAdapter(Adapter):
         except AttributeError:  # a request made anew, not with `replace`: no call to send
             raise lost_call() from None
         ex: Exchange = call.args[2]
+        same_shape(request.stream, call.request)
         body = _body(options)
         options = options.model_copy()
         options.json_data = ex.wire.write_request(request, body)
@@ -835,8 +843,13 @@ class ApiClientAdapter(Adapter):
         return events or DROP
 
     def respond_chunks(self, response: ModelResponse, request: ModelRequest) -> list[Chunk]:
-        ex: Exchange = request.raw.args[2]
+        call: Call = request.raw
+        same_shape(request.stream, call.request)
+        ex: Exchange = call.args[2]
         chunk_of = _CallIds(ex.wire.chunk)
+        raw: Any = response.raw
+        base = cast("Mapping[str, Any] | None", raw if isinstance(raw, Mapping) else None)
+        response = _named(response, base, request.model)
         chunks = [chunk_of(event) for event in ex.wire.stream_events(response)]
         if chunks:
             ex.template = chunks[0].raw
@@ -867,17 +880,17 @@ class ApiClientAdapter(Adapter):
     def native(self, response: ModelResponse, call: Call | None) -> Any:
         assert call is not None
         ex: Exchange = call.args[2]
-        stream = call.kwargs["stream"]
         if response is call.response:
-            http = call.result
-        elif stream:  # a wrap hook answered a streamed call with a whole response
-            http = self._stream_http(iter(ex.wire.stream_events(response)), call)
-        else:
-            raw: Any = response.raw
-            base = cast("Mapping[str, Any] | None", raw if isinstance(raw, Mapping) else None)
-            data = ex.wire.write_response(response, base)
-            http = self._http(call, content=json.dumps(data).encode())
-        return self._process(http, call)
+            return self._process(call.result, call)
+        # a whole answer to a streamed call: the engine streams it (`respond_chunks`) unless
+        # a hook set `request.stream` false
+        same_shape(False, call.request)
+        raw: Any = response.raw
+        base = cast("Mapping[str, Any] | None", raw if isinstance(raw, Mapping) else None)
+        asked = call.request.model if call.request is not None else None
+        response = _named(response, base, asked)
+        data = ex.wire.write_response(response, base)
+        return self._process(self._http(call, content=json.dumps(data).encode()), call)
 
     def passthrough(self, native: Any, call: Call) -> Any:
         return self._process(native, call)
@@ -936,6 +949,34 @@ class ApiClientAdapter(Adapter):
         if not stream:
             return result
         return _afeed(result, http) if self.is_async else feed(result, http)
+
+
+def same_shape(stream: bool, asked: ModelRequest | None) -> None:
+    """Refuse a request whose `stream` a hook changed from that of the call, `asked`.
+
+    Whether a call streams decides the native type its caller gets (a stream or a whole
+    response), which is the caller's: a changed flag could be honoured only by handing back
+    another type, so it is refused rather than ignored.
+    """
+    if asked is None or stream == asked.stream:
+        return
+    does = "streams" if asked.stream else "does not stream"
+    raise TypeError(
+        f"a hook set request.stream={stream}, but this call {does}; the call's "
+        "shape is the caller's (it decides the native type the caller gets), so a hook "
+        f"cannot change it: leave `stream` as it came ({asked.stream})"
+    )
+
+
+def _named(
+    response: ModelResponse, base: Mapping[str, Any] | None, model: str | None
+) -> ModelResponse:
+    """`response` naming `model`, the model the call asked for, if neither it nor the JSON
+    it is written into (`base`) names one: a hook's answer (`hw.Respond("...")`) stands
+    for the model's, and the API names the model in every answer."""
+    if response.model is not None or model is None or (base and base.get("model")):
+        return response
+    return response.replace(model=model)
 
 
 def _unsent_request(module: Any, client: Any, options: Any) -> Any:
@@ -1070,13 +1111,26 @@ async def _aevents(http: Any, ex: Exchange) -> AsyncIterator[Event]:
 class Layer:
     """One stack of hooks around a client's model calls: its engines, built once."""
 
-    __slots__ = ("async_engine", "chain", "sync_engine", "what", "wires")
+    __slots__ = (
+        "__weakref__",
+        "async_engine",
+        "chain",
+        "hooked_wires",
+        "sync_engine",
+        "what",
+        "wires",
+    )
 
     def __init__(self, chain: Chain, wires: Sequence[Wire], what: str) -> None:
-        self.chain = chain
         # a stack with no hooks at all leaves calls alone: they go straight to the SDK
-        self.wires = tuple(wires) if chain.hooks else ()
+        self.hooked_wires = tuple(wires) if chain.hooks else ()
         self.what = what
+        self.run(chain)
+
+    def run(self, chain: Chain) -> None:
+        """Run the hooks of `chain`, all or some of those it was made with (`_patch.lend`)."""
+        self.chain = chain
+        self.wires = self.hooked_wires if chain.hooks else ()
         self.sync_engine: ModelEngine | None = None
         self.async_engine: ModelEngine | None = None
 
@@ -1154,6 +1208,9 @@ _LAYERS: weakref.WeakKeyDictionary[Any, tuple[Layer, ...]] = weakref.WeakKeyDict
 def chains_of(member: Any) -> list[Chain]:
     """The layers a resource (`wrapped.chat.completions`, say) or method runs through
     because its client is a hooked copy, outermost first."""
+    wrapped = getattr(member, "__wrapped__", None)
+    if not inspect.ismethod(member) and inspect.ismethod(wrapped):
+        member = wrapped  # `resource.with_raw_response.create`, say: a function around it
     owner = member.__self__ if inspect.ismethod(member) else member
     try:
         kept = _LAYERS.get(getattr(owner, "_client", owner), ())
@@ -1175,7 +1232,7 @@ def hook_client(client: Any, layers: Sequence[Layer]) -> Any:
 
     hooked: Any = types.MethodType(request, client)
     for layer in layers:
-        if not layer.chain.hooks:  # nothing to go through
+        if not layer.hooked_wires:  # nothing to go through, now or once a patch lends hooks back
             continue
         layer.engine(is_async)  # refuse hooks this client cannot run now, not at the first call
         hooked = functools.partial(layer.acall if is_async else layer.call, client, hooked)
@@ -1293,7 +1350,9 @@ def wrap_client(client: Any, chain: Chain, wires: Sequence[Wire], what: str) -> 
     elif client in _LAYERS:  # the hooked copy behind a wrapped resource or method
         layers = _LAYERS[client]
     layers = (*layers, Layer(chain, wires, what))
-    return _proxy(hook_client(client.copy(), layers), layers)
+    hooked = hook_client(client.copy(), layers)
+    lend(layers[-1], client)  # (after `hook_client` has refused any hook the client cannot run)
+    return _proxy(hooked, layers)
 
 
 def hook_resource(resource: Any, chain: Chain, wires: Sequence[Wire], what: str) -> Any:

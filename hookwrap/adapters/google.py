@@ -28,7 +28,7 @@ import wrapt
 from .._adapter import Adapter, Call, Natives, lost_call
 from .._convert import message_from
 from .._engine import ModelEngine
-from .._patch import passing
+from .._patch import lend, passing
 from .._stack import Chain
 from .._types import (
     DROP,
@@ -36,10 +36,12 @@ from .._types import (
     Message,
     ModelRequest,
     ModelResponse,
+    Usage,
     deferred_response,
     new_message,
     new_response,
 )
+from ._apiclient import same_shape
 from ._google_wire import GeminiWire, model_of
 from ._wire import Event, loads
 
@@ -74,7 +76,7 @@ class _Sent(Event):
 class _Exchange:
     """One model call's native side, beside the SDK's own arguments in `Call.args`."""
 
-    __slots__ = ("bare", "headers", "path", "pending", "template")
+    __slots__ = ("bare", "headers", "path", "pending", "template", "usage")
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -82,6 +84,7 @@ class _Exchange:
         self.template: Event | None = None  # the stream's first object (model, response id)
         self.headers: dict[str, str] = {}  # the headers of the HTTP response, for new ones
         self.bare = False  # whether the stream hands on the SDK's objects as they came
+        self.usage: Usage | None = None  # the counts new chunks gave so far (`native_chunk`)
 
 
 def _body(http: Any) -> Any:
@@ -120,6 +123,19 @@ async def _aresponses(native: Any) -> AsyncIterator[Any]:
         if stream is not None:
             aclose = getattr(stream, "aclose", None)
             await aclose() if aclose is not None else stream.close()
+
+
+def _named(
+    response: ModelResponse, base: Mapping[str, Any] | None, model: str | None
+) -> ModelResponse:
+    """`response` naming `model`, the model the call asked for, if neither it nor the JSON
+    it is written into (`base`) names one: a hook's answer (`hw.Respond("...")`) stands
+    for the model's, and the API names the model version in every answer."""
+    if response.model is not None or model is None:
+        return response
+    if base is not None and (base.get("modelVersion") or base.get("model_version")):
+        return response
+    return response.replace(model=model)
 
 
 def _whole(text: str) -> bool:
@@ -196,6 +212,7 @@ class GeminiAdapter(Adapter):
             raise lost_call()
         method, path, body, options = call.args[:4]
         if request is not call.request:
+            same_shape(request.stream, call.request)
             body = _WIRE.write_request(request, body)
             path = _WIRE.write_path(request, path)
         return call.fn(method, path, body, options)
@@ -250,6 +267,15 @@ class GeminiAdapter(Adapter):
             return raw  # unchanged (the very chunk read, or one equal to it)
         if ex.template is None:  # a stream of new chunks only (a Fallback's): the model asked
             ex.template = Event(None, {"modelVersion": model_of(ex.path) or ""})
+        if chunk.usage is not None and raw is None:
+            # Gemini counts running totals (the SDK's last is the answer's); another API's
+            # chunks (a Fallback's) may count apart: Anthropic's input first, output last
+            was = ex.usage or chunk.usage
+            inp = max(was.input_tokens, chunk.usage.input_tokens)
+            out = max(was.output_tokens, chunk.usage.output_tokens)
+            total = max(was.total_tokens, chunk.usage.total_tokens, inp + out)
+            ex.usage = Usage(inp, out, total)
+            chunk = chunk.replace(usage=ex.usage)
         kind = chunk.kind
         if kind == "tool_call_args" or (kind == "tool_call_start" and not _whole(chunk.text)):
             # a call streamed in pieces (another API's, a Fallback's): Gemini sends a call
@@ -267,8 +293,12 @@ class GeminiAdapter(Adapter):
         return _WIRE.write_chunk(chunk, ex.template) or DROP
 
     def respond_chunks(self, response: ModelResponse, request: ModelRequest) -> list[Chunk]:
-        events = _WIRE.stream_events(response)
         call = request.raw
+        if isinstance(call, Call):
+            same_shape(request.stream, call.request)
+        raw = response.raw
+        base = cast("Mapping[str, Any]", raw) if isinstance(raw, Mapping) else None
+        events = _WIRE.stream_events(_named(response, base, request.model))
         if isinstance(call, Call) and call.args[4].template is None:
             call.args[4].template = events[0]
         return [_WIRE.chunk(event) for event in events]
@@ -302,11 +332,13 @@ class GeminiAdapter(Adapter):
         assert call is not None
         if response is call.response:
             return call.result
+        # a whole answer to a streamed call: the engine streams it (`respond_chunks`) unless
+        # a hook set `request.stream` false
+        same_shape(False, call.request)
         ex: _Exchange = call.args[4]
-        if ":streamGenerateContent" in ex.path:  # a wrap hook answered a stream whole
-            return self.stream_result(iter(_WIRE.stream_events(response)), call)
         raw = response.raw
         base = cast("Mapping[str, Any]", raw) if isinstance(raw, Mapping) else None
+        response = _named(response, base, model_of(ex.path))
         data = _WIRE.write_response(response, base)
         result = call.result
         headers = dict(result.headers or {}) if result is not None else {}
@@ -386,29 +418,35 @@ class _Layer:
     shape is called, and when wrapping (or patching) if it fits neither.
     """
 
-    __slots__ = ("aengine", "chain", "engine", "refused")
+    __slots__ = ("__weakref__", "aengine", "chain", "engine", "refused", "shapes", "what")
 
     def __init__(self, chain: Chain, what: str, shapes: Sequence[bool] = (False, True)) -> None:
-        self.chain = chain
-        self.engine: ModelEngine | None = None
-        self.aengine: ModelEngine | None = None
-        self.refused: dict[bool, TypeError] = {}
-        for is_async in shapes:
-            side = what if len(shapes) == 1 else f"the {_SHAPE[is_async]} side of {what}"
-            try:
-                engine = ModelEngine(GeminiAdapter(is_async), chain, is_async, side)
-            except TypeError as exc:
-                self.refused[is_async] = exc
-                continue
-            if is_async:
-                self.aengine = engine
-            else:
-                self.engine = engine
+        self.what = what
+        self.shapes = tuple(shapes)
+        self.run(chain)
         if self.engine is None and self.aengine is None:
             if len(self.refused) == 1:
                 raise next(iter(self.refused.values()))
             reasons = "\n".join(f"- {exc}" for exc in self.refused.values())
             raise TypeError(f"these hooks fit neither sync nor async calls of {what}:\n{reasons}")
+
+    def run(self, chain: Chain) -> None:
+        """Run the hooks of `chain`, all or some of those it was made with (`_patch.lend`)."""
+        engines: dict[bool, ModelEngine] = {}
+        refused: dict[bool, TypeError] = {}
+        for is_async in self.shapes:
+            side = self.what
+            if len(self.shapes) > 1:
+                side = f"the {_SHAPE[is_async]} side of {side}"
+            try:
+                engines[is_async] = ModelEngine(GeminiAdapter(is_async), chain, is_async, side)
+            except TypeError as exc:
+                refused[is_async] = exc
+        # each set whole, for calls under way in other threads
+        self.chain = chain
+        self.refused = refused
+        self.engine = engines.get(False)
+        self.aengine = engines.get(True)
 
     def refuse(self, is_async: bool) -> TypeError:
         return TypeError(str(self.refused[is_async]))
@@ -513,13 +551,18 @@ class GeminiAsyncClient(wrapt.ObjectProxy[Any]):
     """`client.aio` of a wrapped client (or a wrapped `AsyncClient`): `models` and `chats`
     go through the hooks, everything else is the SDK's own."""
 
-    def __init__(self, aio: Any, api: Any, chain: Chain) -> None:
+    def __init__(self, aio: Any, api: Any, layer: _Layer) -> None:
         super().__init__(aio)
         from google.genai.models import AsyncModels
 
         self._self_api = api
-        self._self_chain = chain  # for `hw.explain`, which then follows `__wrapped__` inward
+        self._self_layer = layer
         self._self_models = AsyncModels(api)
+
+    @property
+    def _self_chain(self) -> Chain:
+        """For `hw.explain`, which then follows `__wrapped__` inward."""
+        return self._self_layer.chain
 
     @property
     def models(self) -> Any:
@@ -538,7 +581,7 @@ class GeminiAsyncClient(wrapt.ObjectProxy[Any]):
     def __copy__(self) -> Any:
         # as the SDK's own copy shares the API client, the copy shares the hooked one
         aio = copy.copy(self.__wrapped__)
-        return GeminiAsyncClient(aio, self._self_api, self._self_chain)
+        return GeminiAsyncClient(aio, self._self_api, self._self_layer)
 
     def __repr__(self) -> str:
         return f"<hookwrap client {self.__wrapped__!r}>"
@@ -548,14 +591,19 @@ class GeminiClient(wrapt.ObjectProxy[Any]):
     """What `hw.wrap(genai.Client(...))` returns: the client, `isinstance` and untouched
     attributes intact, whose `models`, `chats` and `aio` call the model through the hooks."""
 
-    def __init__(self, client: Any, api: Any, chain: Chain) -> None:
+    def __init__(self, client: Any, api: Any, layer: _Layer) -> None:
         super().__init__(client)
         from google.genai.models import Models
 
         self._self_api = api
-        self._self_chain = chain  # for `hw.explain`, which then follows `__wrapped__` inward
+        self._self_layer = layer
         self._self_models = Models(api)
-        self._self_aio = GeminiAsyncClient(client.aio, api, chain)
+        self._self_aio = GeminiAsyncClient(client.aio, api, layer)
+
+    @property
+    def _self_chain(self) -> Chain:
+        """For `hw.explain`, which then follows `__wrapped__` inward."""
+        return self._self_layer.chain
 
     @property
     def models(self) -> Any:
@@ -577,7 +625,7 @@ class GeminiClient(wrapt.ObjectProxy[Any]):
 
     def __copy__(self) -> Any:
         # as the SDK's own copy shares the API client, the copy shares the hooked one
-        return GeminiClient(copy.copy(self.__wrapped__), self._self_api, self._self_chain)
+        return GeminiClient(copy.copy(self.__wrapped__), self._self_api, self._self_layer)
 
     def __repr__(self) -> str:
         return f"<hookwrap client {self.__wrapped__!r}>"
@@ -609,9 +657,12 @@ def wrap_client(client: Any, chain: Chain) -> Any:
 
     if isinstance(client, AsyncClient):
         layer = _Layer(chain, "a google-genai AsyncClient", (True,))
-        return GeminiAsyncClient(client, _hooked_api(inner, layer), chain)
-    layer = _Layer(chain, "a google-genai Client")
-    return GeminiClient(client, _hooked_api(inner, layer), chain)
+        proxy: Any = GeminiAsyncClient(client, _hooked_api(inner, layer), layer)
+    else:
+        layer = _Layer(chain, "a google-genai Client")
+        proxy = GeminiClient(client, _hooked_api(inner, layer), layer)
+    lend(layer, proxy.models)  # (an object of the SDK, which `client` may be a proxy of)
+    return proxy
 
 
 wrap = wrap_client
@@ -634,7 +685,9 @@ def hook_resource(resource: Any, chain: Chain) -> Any:
     is_async = isinstance(resource, AsyncModels)
     what = f"google-genai {type(resource).__name__}"
     layer = _Layer(chain, what, (is_async,))
-    return type(resource)(_hooked_api(resource._api_client, layer))
+    hooked = type(resource)(_hooked_api(resource._api_client, layer))
+    lend(layer, resource)
+    return hooked
 
 
 # -- hw.patch -------------------------------------------------------------------------------

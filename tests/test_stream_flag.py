@@ -1,0 +1,122 @@
+"""Whether an SDK call streams is the caller's: it decides the native type the caller gets.
+A hook that changes `request.stream` is refused with a `TypeError` saying so, neither
+honoured (another type back) nor ignored. Real SDKs against the fake provider, sync and
+async."""
+
+# google-genai's signatures name `PIL.Image.Image`; without Pillow installed pyright sees
+# Unknown in every `generate_content`, so only that report is off here.
+# pyright: reportUnknownMemberType=false
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+from hookwrap.testing import FakeProvider
+
+pytest.importorskip("openai")
+pytest.importorskip("anthropic")
+pytest.importorskip("google.genai")
+
+USER: Any = [{"role": "user", "content": "hi"}]
+KINDS = pytest.mark.parametrize("kind", ["anthropic", "chat", "completions", "gemini", "responses"])
+SHAPES = pytest.mark.parametrize(
+    ("is_async", "stream"), [(False, False), (True, False), (False, True), (True, True)]
+)
+
+
+@hw.before_model
+def flip(request: hw.ModelRequest) -> hw.ModelRequest:
+    return request.replace(stream=not request.stream)
+
+
+@hw.before_model(priority=-1)  # after `flip`, with the request it left
+def answer(request: hw.ModelRequest) -> hw.Respond:
+    return hw.Respond("Cached.")
+
+
+def call(
+    kind: str, provider: FakeProvider, hooks: list[Any], *, is_async: bool, stream: bool
+) -> Any:
+    """One call of `kind` with `hooks`, read to its end: what the caller gets."""
+    streams: dict[str, Any] = {"stream": True} if stream else {}
+    make: Callable[[], Any]
+    if kind == "gemini":
+        client: Any = hw.wrap(provider.genai(), use=hooks)
+        models = client.aio.models if is_async else client.models
+        method = models.generate_content_stream if stream else models.generate_content
+        make = lambda: method(model="gemini-x", contents="hi")  # noqa: E731
+    elif kind == "anthropic":
+        client = hw.wrap(provider.anthropic(is_async), use=hooks)
+        make = lambda: client.messages.create(  # noqa: E731
+            model="claude-x", max_tokens=5, messages=USER, **streams
+        )
+    else:
+        client = hw.wrap(provider.openai(is_async), use=hooks)
+        if kind == "chat":
+            make = lambda: client.chat.completions.create(model="m", messages=USER, **streams)  # noqa: E731
+        elif kind == "completions":
+            make = lambda: client.completions.create(model="m", prompt="hi", **streams)  # noqa: E731
+        else:
+            make = lambda: client.responses.create(model="m", input="hi", **streams)  # noqa: E731
+
+    async def aread() -> Any:
+        made = await make()
+        return [item async for item in made] if stream else made
+
+    if is_async:
+        return asyncio.run(aread())
+    made = make()
+    return list(made) if stream else made
+
+
+@KINDS
+@SHAPES
+def test_a_hook_changing_stream_is_refused_before_anything_is_sent(
+    kind: str, is_async: bool, stream: bool
+) -> None:
+    provider = FakeProvider()
+    does = "streams" if stream else "does not stream"
+    expected = rf"request\.stream={not stream}, but this call {does}; the call's shape"
+    with pytest.raises(TypeError, match=expected):
+        call(kind, provider, [flip], is_async=is_async, stream=stream)
+    assert not provider.requests
+
+
+@KINDS
+@SHAPES
+def test_a_hook_answering_after_changing_stream_is_refused(
+    kind: str, is_async: bool, stream: bool
+) -> None:
+    does = "streams" if stream else "does not stream"
+    with pytest.raises(TypeError, match=rf"request\.stream={not stream}, but this call {does}"):
+        call(kind, FakeProvider(), [flip, answer], is_async=is_async, stream=stream)
+
+
+def test_the_messages_stream_helper_refuses_a_hook_that_turns_streaming_off() -> None:
+    client = hw.wrap(FakeProvider().anthropic(), use=[flip])
+    stream = client.messages.stream(model="claude-x", max_tokens=5, messages=USER)
+    refused = pytest.raises(TypeError, match=r"request\.stream=False, but this call streams")
+    with refused, stream as events:
+        events.get_final_text()
+
+
+@hw.before_model
+def same_stream(request: hw.ModelRequest) -> hw.ModelRequest:
+    return request.replace(stream=request.stream, model="other")
+
+
+@KINDS
+@SHAPES
+def test_a_hook_leaving_stream_as_it_came_changes_the_rest(
+    kind: str, is_async: bool, stream: bool
+) -> None:
+    provider = FakeProvider("Hello")
+    call(kind, provider, [same_stream], is_async=is_async, stream=stream)
+    sent = provider.requests[-1]
+    assert sent.request.model == "other"
+    assert sent.request.stream is stream
