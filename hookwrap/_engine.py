@@ -21,6 +21,7 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
+from types import CoroutineType
 from typing import Any, cast
 
 from ._adapter import Adapter, Call, Natives, is_stream
@@ -687,6 +688,8 @@ class ModelEngine(_Shared):
             if self.after:
                 response = await after_model_async(self.after, request, response, ctx)
             result = self.adapter.native(response, call)
+            if result.__class__ is CoroutineType:  # an async SDK's parsing of the answer:
+                result = await result  # part of the call, before its run ends
         except BaseException as exc:
             if stream is not None:
                 with contextlib.suppress(BaseException):
