@@ -533,6 +533,13 @@ class ModelEngine(_Shared):
                             yield native
                 else:  # `hw.DROP`, or an expansion to nothing
                     adapter.dropped(chunk, call)
+                    left = _left(chunk)
+                    if left is not None:
+                        if received is not None:
+                            received.append(left)
+                        native = adapter.native_chunk(left, call)
+                        if native is not DROP:
+                            yield native
             response = _response_of(received, natives, request)
             usage = run(self._stream_end, ctx, request, response, parent)
         except GeneratorExit:
@@ -765,6 +772,13 @@ class ModelEngine(_Shared):
                             yield native
                 else:  # `hw.DROP`, or an expansion to nothing
                     adapter.dropped(chunk, call)
+                    left = _left(chunk)
+                    if left is not None:
+                        if received is not None:
+                            received.append(left)
+                        native = adapter.native_chunk(left, call)
+                        if native is not DROP:
+                            yield native
             token = current_var.set(ctx)
             try:
                 response = _response_of(received, natives, request)
@@ -838,6 +852,18 @@ class ModelEngine(_Shared):
                 yield item
         finally:
             await stream.aclose()
+
+
+def _left(chunk: Chunk) -> Chunk | None:
+    """What a dropped chunk leaves to send: the finish reason and usage that came with its
+    content (Gemini's last text, some OpenAI-compatible servers' last delta) are the API's
+    end of the answer, not that content, so they go on as a chunk of their own. None when
+    it carried neither, or was itself the `usage` or `finish` chunk dropped."""
+    if chunk.kind in ("usage", "finish") or (chunk.usage is None and chunk.finish_reason is None):
+        return None
+    if chunk.finish_reason is None:
+        return Chunk("usage", usage=chunk.usage)
+    return Chunk("finish", usage=chunk.usage, finish_reason=chunk.finish_reason)
 
 
 def _response_of(
