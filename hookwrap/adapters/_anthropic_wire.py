@@ -710,14 +710,19 @@ class _Framer(Framer):
         self.closed = True
 
     def _closing_delta(self) -> Event:
-        """The stream's `message_delta` (or one made here) with the counts notes gave."""
+        """The stream's `message_delta` (or one made here) with the counts notes gave; a
+        made one saying `end_turn` after tool calls says `tool_use` (see `_stop_reason`: a
+        chunk alone does not tell whether the answer called tools)."""
         event = self.delta
         if event is None:
             delta = {"stop_reason": "tool_use" if self.tools else "end_turn", "stop_sequence": None}
             event = _event({"type": "message_delta", "delta": delta, "usage": {"output_tokens": 0}})
-        if not self.noted:
-            return event
         data = _map(event.data)
+        said = _map(data.get("delta"))
+        if self.tools and event.raw is None and said.get("stop_reason") == "end_turn":
+            data = {**data, "delta": {**said, "stop_reason": "tool_use"}}
+        elif not self.noted:
+            return event
         return _event({**data, "usage": highest(_map(data.get("usage")), self.noted)})
 
 
@@ -732,11 +737,14 @@ _STOP_WORDS = {
 }
 
 
-def _stop_reason(reason: str | None) -> str | None:
-    """A finish reason in Anthropic's words (one from another provider mapped)."""
+def _stop_reason(reason: str | None, calls: bool = False) -> str | None:
+    """A finish reason in Anthropic's words (one from another provider mapped). Another
+    provider's end of turn is "tool_use" when the answer `calls` tools: Gemini's `STOP`
+    and a Responses `completed` say it whether or not the answer calls any."""
     if reason == "stop_sequence":  # Anthropic's own, though it means "stop" elsewhere
         return reason
-    return finish_in(reason, _STOP_WORDS)
+    mapped = finish_in(reason, _STOP_WORDS)
+    return "tool_use" if calls and mapped == "end_turn" and reason != mapped else mapped
 
 
 class MessagesWire(Wire):
@@ -863,7 +871,7 @@ class MessagesWire(Wire):
                 "role": "assistant",
                 "model": response.model or "",
                 "content": _merge((), texts, message.tool_calls),
-                "stop_reason": _stop_reason(response.finish_reason)
+                "stop_reason": _stop_reason(response.finish_reason, bool(message.tool_calls))
                 or ("tool_use" if message.tool_calls else "end_turn"),
                 "stop_sequence": None,
                 "usage": {
@@ -887,7 +895,7 @@ class MessagesWire(Wire):
             native = data.get("usage")
             out["usage"] = {**_map(native), **_counts(usage, native)}
         if response.finish_reason is not None and response.finish_reason != old.finish_reason:
-            out["stop_reason"] = _stop_reason(response.finish_reason)
+            out["stop_reason"] = _stop_reason(response.finish_reason, bool(message.tool_calls))
         if response.model is not None and response.model != old.model:
             out["model"] = response.model
         return out

@@ -122,11 +122,13 @@ def _usage_out(usage: Usage, old: Any, inp: str, out: str, base: Mapping[str, An
 
 def _finish(reason: str | None, valid: frozenset[str], default: str) -> str:
     """A finish reason the API's type accepts: its own, one mapped from another provider's
-    (a `Fallback` answer), else `default`."""
+    (a `Fallback` answer), else `default`. Another provider's end of turn is `default`
+    too: Gemini's `STOP` and a Responses `completed` say it whether or not the answer
+    calls tools, where OpenAI says "tool_calls" (the `default` of an answer with calls)."""
     if reason is not None and reason in valid:
         return reason
     mapped = finish_in(reason, _FINISH_WORDS)
-    return mapped if mapped is not None and mapped in valid else default
+    return mapped if mapped is not None and mapped != "stop" and mapped in valid else default
 
 
 # OpenAI's words for what a finish reason means are the meanings' own names
@@ -160,7 +162,8 @@ def _content_out(
     content: str | tuple[Part, ...], old: Any, part_out: Callable[[Part], _J]
 ) -> str | list[Any]:
     """Native content for `content`, written over `old`: a list stays a list, unmodelled parts
-    (audio, files, refusals) stay where they were, parts equal to what was read are reused."""
+    (audio, files, refusals) stay where they were, parts equal to what was read are reused,
+    a changed text is written over the text part it replaces (see `_retexted`)."""
     olds = _list(old) if isinstance(old, list) else None
     if isinstance(content, str):
         if olds is None:
@@ -171,7 +174,7 @@ def _content_out(
             texts = [_str(olds[k].get("text")) for k in slots]
             for k, before, after in zip(slots, texts, split_text(texts, content), strict=True):
                 if after != before:
-                    written[k] = {**olds[k], "text": after} if after else None
+                    written[k] = _retexted(olds[k], after) if after else None
             return [p for p in written if p is not None and not isinstance(_part_in(p), ImagePart)]
         content = (TextPart(content),) if content else ()
     if olds is None:
@@ -183,8 +186,22 @@ def _content_out(
         if was is None:
             out.append(item)
         elif (part := next(new, None)) is not None:
-            out.append(item if part == was else part_out(part))
+            if part == was:
+                out.append(item)
+            elif isinstance(part, TextPart) and isinstance(was, TextPart):
+                out.append(_retexted(item, part.text))
+            else:
+                out.append(part_out(part))
     out.extend(map(part_out, new))
+    return out
+
+
+def _retexted(part: Mapping[str, Any], text: str) -> _J:
+    """A text part with a new text. Its other keys stay (`annotations`, `cache_control`), as
+    in an answer and a stream; its `logprobs` are emptied: they described the old text."""
+    out = {**part, "text": text}
+    if "logprobs" in out:
+        out["logprobs"] = []
     return out
 
 
@@ -378,14 +395,21 @@ def _chat_call_in(item: Any) -> ToolCall:
 
 
 def _chat_call_out(call: ToolCall) -> Any:
+    """A tool call as the API takes it: its own dict when unchanged; a changed one is written
+    over the dict of the call with its id, whose other keys stay (`extra_content`, where
+    Gemini's OpenAI-compatible API puts the thought signature it wants back)."""
     raw = _obj(call.raw)
     if raw is not None and _chat_call_in(raw) == call:
         return call.raw
+    ours = raw is not None and raw.get("type", "function") in ("function", "custom")
+    old: Mapping[str, Any] = raw if raw is not None and ours and raw.get("id") == call.id else {}
     if raw is not None and raw.get("type") == "custom":
-        custom = {"name": call.name, "input": _str(call.arguments.get("input"))}
-        return {"id": call.id, "type": "custom", "custom": custom}
-    fn = {"name": call.name, "arguments": _args_out(call.arguments)}
-    return {"id": call.id, "type": "function", "function": fn}
+        custom = {**(_obj(old.get("custom")) or {}), "name": call.name}
+        custom["input"] = _str(call.arguments.get("input"))
+        return {**old, "id": call.id, "type": "custom", "custom": custom}
+    fn = {**(_obj(old.get("function")) or {}), "name": call.name}
+    fn["arguments"] = _args_out(call.arguments)
+    return {**old, "id": call.id, "type": "function", "function": fn}
 
 
 def _chat_message(item: Any) -> Message | None:
@@ -477,14 +501,21 @@ class _ChatFramer(Framer):
             return
         if self.head is None:
             self.head = _chat_head(data, _str(data.get("model")) or self.model)
-        choices = [self._choice(c) for c in map(_obj, _list(data.get("choices"))) if c]
+        made = event.raw is None
+        choices = [self._choice(c, made) for c in map(_obj, _list(data.get("choices"))) if c]
         fixed = {**data, **self.head, "choices": choices}
         if choices:
+            usage = _obj(data.get("usage"))
+            if usage:  # another API's, on its finish (a Fallback's): in the closing usage too
+                self.noted = highest(self.noted, usage)
             out.append(Event(event.event, fixed))
         else:
             self.usage.append(Event(event.event, fixed))
 
-    def _choice(self, given: Mapping[str, Any]) -> _J:
+    def _choice(self, given: Mapping[str, Any], made: bool = False) -> _J:
+        """`given` framed; a `made` one (not the API's own event) that ends the stream
+        with "stop" after tool calls ends it with "tool_calls": another API's end of turn
+        (Gemini's `STOP`, a Responses `completed`) says "stop" whether or not it called."""
         choice = dict(given)
         delta = dict(_obj(choice.get("delta")) or {})
         if not self.roled:
@@ -501,6 +532,8 @@ class _ChatFramer(Framer):
             delta["tool_calls"] = calls
             self.tools = True
         choice["delta"] = delta
+        if made and self.tools and choice.get("finish_reason") == "stop":
+            choice["finish_reason"] = "tool_calls"
         self.finished = self.finished or choice.get("finish_reason") is not None
         return choice
 
@@ -724,6 +757,15 @@ class ChatCompletionsWire(Wire):
                 if kind == "tool_call_start":
                     call.update(id=chunk.tool_call_id, type="function")
                     fn = {"name": chunk.tool_name, **fn}
+                    # the call it changes keeps its other keys (`extra_content`, as in
+                    # `_chat_call_out`)
+                    was = _obj(_first(_list(old.get("tool_calls")))) or {}
+                    if (
+                        was.get("id") == chunk.tool_call_id
+                        and was.get("type", "function") == "function"
+                    ):
+                        call = {**was, **call}
+                        fn = {**(_obj(was.get("function")) or {}), **fn}
                 delta["tool_calls"] = [{**call, "function": fn}]
             if delta.get("content") != old.get("content") and choice.get("logprobs") is not None:
                 choice["logprobs"] = None  # they described the old text
@@ -821,6 +863,10 @@ def _resp_call_out(call: ToolCall, output: bool) -> Any:
         return call.raw
     out: _J = {"type": "function_call", "call_id": call.id, "name": call.name}
     out["arguments"] = _args_out(call.arguments)
+    if raw is not None and raw.get("type") == "function_call" and raw.get("call_id") == call.id:
+        # written over its item, whose id and status stay: the API pairs a reasoning
+        # item with the item after it by id
+        return {**raw, **out}
     return {"id": _uid("fc_"), **out, "status": "completed"} if output else out
 
 
@@ -898,8 +944,10 @@ def _resp_tool(item: Any) -> ToolSpec | None:
 
 
 def _resp_tool_out(spec: ToolSpec, old: Mapping[str, Any] | None) -> _J:
-    # `strict` defaults to true in this API, which refuses most hand-written schemas
-    out: _J = {"strict": False, **(old or {}), "type": "function", "name": spec.name}
+    # a tool a hook adds is not strict: `strict` defaults to true in this API, which refuses
+    # most hand-written schemas; one written over the caller's keeps the caller's keys only
+    base = old if old is not None else {"strict": False}
+    out: _J = {**base, "type": "function", "name": spec.name}
     out["parameters"] = dict(spec.parameters)
     if spec.description:
         out["description"] = spec.description

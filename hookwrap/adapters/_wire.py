@@ -424,12 +424,23 @@ class Framer:
 def highest(counts: Mapping[str, Any], more: Mapping[str, Any]) -> dict[str, Any]:
     """Token `counts` with each count of `more` that is higher, or missing: streams report
     running totals, so the highest is the latest (a response view keeps the highest of
-    each, see `assemble`). Other values (details) stay as `counts` has them."""
+    each, see `assemble`). Other values (details) stay as `counts` has them. A total is
+    at least the input and output counts together, as `assemble` makes it: counts given
+    apart (Anthropic's input first, its output last) each come with a total of their own.
+    """
     out = dict(counts)
     for key, count in more.items():
         if key not in out or json_int(count) > json_int(out[key]):
             out[key] = count
+    if "total_tokens" in out:
+        both = sum(json_int(out.get(key)) for key in _COUNTED)
+        if both > json_int(out["total_tokens"]):
+            out["total_tokens"] = both
     return out
+
+
+# the input and output counts a total adds up, by each API's names (Chat's, the others')
+_COUNTED = ("prompt_tokens", "completion_tokens", "input_tokens", "output_tokens")
 
 
 def diff_runs(

@@ -19,12 +19,19 @@ from collections.abc import (
     Iterable,
     Iterator,
     Mapping,
+    Sequence,
 )
 from types import UnionType
-from typing import Annotated, Any, Literal, Union, cast
+from typing import Annotated, Any, Literal, TypeVar, Union, cast
 
 from .._adapter import Adapter, Call, Natives, is_stream, lost_call
-from .._convert import chunk_from_dict, chunk_to_dict, message_from, message_to_dict
+from .._convert import (
+    chunk_from_dict,
+    chunk_to_dict,
+    message_from,
+    message_to_dict,
+    tool_call_from,
+)
 from .._hooks import describe
 from .._types import (
     DROP,
@@ -32,6 +39,8 @@ from .._types import (
     Message,
     ModelRequest,
     ModelResponse,
+    TextPart,
+    ToolCall,
     deferred_request,
     deferred_response,
     new_chunk,
@@ -46,6 +55,7 @@ Form = Literal["messages", "prompt", "request"]
 _RESERVED = ("model", "stream")
 _MESSAGE_KEYS = frozenset(("role", "content", "tool_calls", "tool_call_id", "name"))
 Kind = Literal["str", "dict", "Message", "Chunk"]
+_T = TypeVar("_T")
 _STREAMS = (Iterator, Iterable, Generator, AsyncIterator, AsyncIterable, AsyncGenerator)
 # read from an annotation that cannot be resolved: the first of these names in it decides
 _NAMES = re.compile(r"\b(str|Chunk|Message|dict|Dict|Mapping|MutableMapping)\b")
@@ -353,15 +363,19 @@ class FunctionAdapter(Adapter):
         return tuple(given)
 
     def _messages_back(self, messages: tuple[Message, ...], call: Call) -> list[Any]:
+        """The messages in the caller's form: each unchanged one the caller's own item, a
+        changed one written over the dict it stands for (see `_message_over`), one a hook
+        added a new dict (or the `Message`, in a list of `Message`s)."""
         given = list(self._argument(call))
         original = call.request.messages if call.request is not None else ()
-        by_id = {id(m): given[i] for i, m in enumerate(original) if i < len(given)}
         as_dicts = any(isinstance(m, Mapping) for m in given) or not given
         out: list[Any] = []
-        for m in messages:
-            kept = by_id.get(id(m))
-            if kept is not None:
-                out.append(kept)
+        for m, i in zip(messages, _pairs(original, messages, _role), strict=True):
+            item: Any = given[i] if i is not None else None  # `original` was read from it
+            if i is not None and original[i] == m:
+                out.append(item)
+            elif i is not None and isinstance(item, Mapping):
+                out.append(_message_over(m, original[i], cast("Mapping[str, Any]", item)))
             else:
                 out.append(message_to_dict(m) if as_dicts else m)
         return out
@@ -528,6 +542,109 @@ class FunctionAdapter(Adapter):
 def _text_response(text: str) -> ModelResponse:
     made: ModelResponse = new_response(new_message("assistant", text), None, None, None, text)
     return made
+
+
+def _role(message: Message) -> str:
+    return message.role
+
+
+def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) -> list[int | None]:
+    """For each new item, the index of the old one it stands for (None: a hook added it).
+    Unchanged ones pair by a diff (edits are local). In a run of changed ones, those of a
+    kind (a message's role, a part's type) pair in order when the run holds as many on each
+    side, else the most alike first: a system prompt a hook puts before a changed one takes
+    nothing of it."""
+    # only once a hook changed messages: `import hookwrap` stays light
+    from difflib import SequenceMatcher
+
+    from ._wire import diff_runs
+
+    olds, news = [repr(x) for x in old], [repr(x) for x in new]
+    found: list[int | None] = [None] * len(new)
+    for tag, i1, i2, j1, j2 in diff_runs(olds, news):
+        if tag == "equal":
+            found[j1:j2] = range(i1, i2)
+            continue
+        for key in {kin(x) for x in new[j1:j2]}:
+            was = [i for i in range(i1, i2) if kin(old[i]) == key]
+            now = [j for j in range(j1, j2) if kin(new[j]) == key]
+            if len(was) == len(now):
+                ranked = list(zip(was, now, strict=True))
+            else:
+                ranked = [(i, j) for i in was for j in now]
+                ranked.sort(key=lambda p: -SequenceMatcher(None, olds[p[0]], news[p[1]]).ratio())
+            taken: set[int] = set()
+            for i, j in ranked:
+                if i not in taken and found[j] is None:
+                    taken.add(i)
+                    found[j] = i
+    return found
+
+
+def _message_over(message: Message, was: Message, old: Mapping[str, Any]) -> dict[str, Any]:
+    """`message`, changed by a hook, as a chat dict written over `old`, the dict it was
+    read from (`was`), as the OpenAI adapters write a message back: keys a `Message` does
+    not model stay (`metadata`), and so do the role's spelling ("developer"), the items of
+    unchanged parts and tool calls, a changed text part's other keys (`cache_control`) and
+    a changed call's other keys. A str given for parts is split across the text parts
+    (`split_text`); no image is left, as with every SDK."""
+    from ._wire import split_text
+
+    given: Any = old.get("content")
+    content = message.content
+    if isinstance(content, str) and isinstance(given, (list, tuple)):
+        texts = [p.text for p in was.content if isinstance(p, TextPart)]
+        content = tuple(TextPart(t) for t in split_text(texts, content) if t)
+    fresh = message_to_dict(message.replace(content=content))
+    out: dict[str, Any] = {**old, **fresh}
+    for key in _MESSAGE_KEYS.difference(fresh):  # what the hook removed (a name, the calls)
+        out.pop(key, None)
+    if message.role == was.role:
+        out["role"] = old["role"]
+    if content == was.content:
+        out["content"] = old.get("content", fresh["content"])
+    elif isinstance(content, tuple) and isinstance(given, (list, tuple)):
+        olds = cast("Sequence[Any]", given)
+        parts = fresh["content"]
+        for k, i in enumerate(_pairs(was.content, content, type)):
+            if i is None:
+                continue
+            part = content[k]
+            if part == was.content[i]:
+                parts[k] = olds[i]
+            elif isinstance(part, TextPart) and isinstance(olds[i], Mapping):
+                parts[k] = _retexted(cast("Mapping[str, Any]", olds[i]), part.text)
+    if message.tool_calls:
+        out["tool_calls"] = list(map(_call_over, message.tool_calls, fresh["tool_calls"]))
+    return out
+
+
+def _retexted(part: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """A text part with a new text: its other keys stay; `logprobs` are emptied (they
+    described the old text)."""
+    out = {**part, "text": text}
+    if "logprobs" in out:
+        out["logprobs"] = []
+    return out
+
+
+def _call_over(call: ToolCall, fresh: dict[str, Any]) -> Any:
+    """A tool call as the caller gave it when unchanged; a changed one written over the dict
+    of the call with its id, whose other keys stay (`extra_content`, where Gemini's
+    OpenAI-compatible API puts the thought signature it wants back)."""
+    raw: Any = call.raw
+    if not isinstance(raw, Mapping):
+        return fresh
+    old = cast("Mapping[str, Any]", raw)
+    if tool_call_from(old) == call:
+        return old
+    if old.get("id") != call.id:
+        return fresh
+    fn: Any = old.get("function")
+    if isinstance(fn, Mapping):
+        return {**old, **fresh, "function": {**cast("Mapping[str, Any]", fn), **fresh["function"]}}
+    flat = ("name", "arguments", "args")  # a call given flat is written in the usual shape
+    return {**{k: v for k, v in old.items() if k not in flat}, **fresh}
 
 
 def _is_request_annotation(fn: Callable[..., Any], name: str) -> bool:
