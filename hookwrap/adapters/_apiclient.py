@@ -74,6 +74,7 @@ class Exchange:
         "failed",
         "http",
         "live",
+        "parsed",
         "retries",
         "template",
         "wire",
@@ -89,6 +90,7 @@ class Exchange:
         self.dropped = False  # whether a hook dropped one of the stream's chunks
         self.live = False  # whether `http`'s events are being read, between two of them
         self.failed: BaseException | None = None  # the SDK's error, for that reading to raise
+        self.parsed = False  # an SDK stream reads its events (see `_raise_as_sdk`)
 
 
 def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
@@ -565,9 +567,18 @@ def feed(result: Any, http: Any) -> Any:
         if decoder.__class__ is not _Feed:  # not the stream a raw response parsed before
             result._decoder = _Feed(events)
             _read_through(result, events)
+            _parsed(events)
     elif getattr(result, "http_response", None) is http and hasattr(result, "parse"):
         result.__class__ = _parsing(result.__class__)
     return result
+
+
+def _parsed(events: Any) -> None:
+    """Tell the calls whose events `events` hands on (an outer layer's, then those of the
+    layers within) that an SDK stream reads them."""
+    while hasattr(events, "outgoing"):
+        events.ex.parsed = True
+        events = getattr(events.ex.http, "stream", None)
 
 
 def _read_through(stream: Any, events: Any) -> None:
@@ -791,6 +802,9 @@ class ApiClientAdapter(Adapter):
                 yield chunk
                 if ex.failed is not None:
                     raise ex.failed
+        except Exception as error:
+            _raise_as_sdk(error, ex, http)
+            raise
         finally:
             ex.live = False
             http.close()
@@ -821,6 +835,9 @@ class ApiClientAdapter(Adapter):
                 yield chunk
                 if ex.failed is not None:
                     raise ex.failed
+        except Exception as error:
+            _raise_as_sdk(error, ex, http)
+            raise
         finally:
             ex.live = False
             await http.aclose()
@@ -1068,6 +1085,32 @@ def _araw_or_decoded(http: Any) -> AsyncIterator[bytes]:
     return found
 
 
+# what an SDK's stream raises for a transport's error, from it, where it reads the bytes
+_AS_SDK = (("timeout_exceptions", "APITimeoutError"), ("request_exceptions", "APIConnectionError"))
+
+
+def _raise_as_sdk(error: Exception, ex: Exchange, http: Any) -> None:
+    """Raise `error`, met reading a stream's bytes, as the SDK's stream would, if it
+    raises another error for it: recent OpenAI releases raise a transport's error (a
+    dropped connection) as an `APITimeoutError` or `APIConnectionError` made from it.
+
+    hookwrap reads the bytes before the SDK's stream does, so the error is made here: the
+    hooks (`on_error`, a `wrap_model` hook) see the very error the caller gets, of the SDK's
+    own type wherever the call failed, and the SDK's stream hands it on as it is. A raw
+    response's caller who reads its bytes, not the stream `parse()` makes, gets `error`
+    itself, as from the SDK."""
+    sdk = next(c for c in type(ex.client).__mro__ if c.__module__.endswith("._base_client"))
+    base = sys.modules[sdk.__module__]
+    if not ex.parsed and http.request.headers.get(base.RAW_RESPONSE_HEADER):
+        return
+    streaming = sys.modules.get(base.__name__.partition(".")[0] + "._streaming")
+    for caught, made in _AS_SDK:
+        errors = getattr(streaming, caught, None)
+        kind = getattr(streaming, made, None)
+        if errors is not None and kind is not None and isinstance(error, errors()):
+            raise kind(request=http.request) from error
+
+
 def _events(http: Any, ex: Exchange) -> Iterator[Event]:
     """The events of a streamed response, read as they arrive (see `_fail` for `failed`)."""
     decoder = SSEDecoder()
@@ -1082,6 +1125,9 @@ def _events(http: Any, ex: Exchange) -> Iterator[Event]:
             yield event
             if ex.failed is not None:
                 raise ex.failed
+    except Exception as error:
+        _raise_as_sdk(error, ex, http)
+        raise
     finally:
         ex.live = False
         http.close()
@@ -1100,6 +1146,9 @@ async def _aevents(http: Any, ex: Exchange) -> AsyncIterator[Event]:
             yield event
             if ex.failed is not None:
                 raise ex.failed
+    except Exception as error:
+        _raise_as_sdk(error, ex, http)
+        raise
     finally:
         ex.live = False
         await http.aclose()
