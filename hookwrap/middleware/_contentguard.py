@@ -126,6 +126,20 @@ def _is_str_pattern(value: object) -> TypeGuard[re.Pattern[str]]:
     return isinstance(getattr(value, "pattern", None), str) and isinstance(value, re.Pattern)
 
 
+def _takes_one(fn: Callable[..., object]) -> bool:
+    """Whether `fn` can be called with one argument, as a rule calls it; a function whose
+    signature cannot be read (some builtins) is given the benefit of the doubt."""
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return True
+    try:
+        signature.bind(None)
+    except TypeError:
+        return False
+    return True
+
+
 def _rule(index: int, given: object, guard: ContentGuard) -> _Rule:
     where = f"ContentGuard(rules=...): rule {index}"
     if isinstance(given, tuple):
@@ -161,9 +175,19 @@ def _rule(index: int, given: object, guard: ContentGuard) -> _Rule:
                 f"{where}: the replacement must be a str or a plain function of the match "
                 f"returning a str, as re.sub takes (got {type(repl).__name__}: {repl!r:.80})"
             )
+        elif not _takes_one(repl):
+            raise TypeError(
+                f"{where}: the replacement function {describe(repl)} must take one "
+                f"argument, the re.Match (its signature: {inspect.signature(repl)})"
+            )
         return _Regex(given, label, guard, pattern, repl)
     if callable(given) and not inspect.iscoroutinefunction(given):
         fn = cast("Callable[[str], str]", given)
+        if not _takes_one(fn):
+            raise TypeError(
+                f"{where} ({describe(fn)}) must take one argument, the text "
+                f"(its signature: {inspect.signature(fn)})"
+            )
         return _Function(given, f"rule {index} ({describe(fn)})", guard, fn)
     raise TypeError(
         f"{where} must be a (regex, replacement) pair or a plain str -> str function "

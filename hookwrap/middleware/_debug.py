@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import reprlib
 import sys
@@ -96,6 +97,37 @@ def _sized(value: Any) -> bool:
 _short = _Short().repr
 
 
+def _binary(out: object) -> bool:
+    """Whether `out` is a stream of bytes, whose write() would refuse each line: a binary
+    io object, or a file object opened in binary mode (a NamedTemporaryFile, say)."""
+    mode = getattr(out, "mode", None)
+    return isinstance(out, (io.BufferedIOBase, io.RawIOBase)) or (
+        isinstance(mode, str) and "b" in mode
+    )
+
+
+def _check_out(out: object) -> None:
+    """Refuse now what `out` would fail on at every line, where it is only logged."""
+    if out is None:
+        return
+    if isinstance(out, type):  # a stream class has write() too, unbound
+        raise TypeError(
+            f"Debug(out=...) expects a text stream, not the class {out.__name__}; pass an "
+            f"instance: {out.__name__}()"
+        )
+    if not callable(getattr(out, "write", None)):
+        raise TypeError(
+            "Debug(out=...) expects a text stream with a write() method, or None for "
+            f"sys.stderr (got {type(out).__name__}: {out!r})"
+        )
+    if _binary(out):
+        raise TypeError(
+            "Debug(out=...) expects a text stream, not a binary one, which refuses str "
+            f"(got {type(out).__name__}: {out!r:.80}); open a file in text mode: "
+            'open(path, "a")'
+        )
+
+
 class Debug(Middleware):
     """Print what every hook stage received: requests, chunks, usage, responses, tool
     calls and outcomes, and how each run started and ended.
@@ -109,11 +141,7 @@ class Debug(Middleware):
     """
 
     def __init__(self, *, out: TextIO | None = None) -> None:
-        if out is not None and not callable(getattr(out, "write", None)):
-            raise TypeError(
-                "Debug(out=...) expects a text stream with a write() method, or None for "
-                f"sys.stderr (got {type(out).__name__}: {out!r})"
-            )
+        _check_out(out)
         self.out = out
         self._lock = threading.Lock()  # whole lines, even from threads of one run
 

@@ -3,6 +3,7 @@ to their first chunk, so that a failure before it can still be handled."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, cast
 
@@ -12,7 +13,7 @@ __all__ = ["aprimed", "error_matcher", "primed"]
 def error_matcher(
     argument: str, value: object, default: Callable[[BaseException], bool]
 ) -> Callable[[BaseException], bool]:
-    """`value` (an exception type, a tuple or list of them, a predicate, or None for
+    """`value` (an exception type, a tuple or list of them, a plain predicate, or None for
     `default`) as a predicate; anything else is a TypeError naming `argument`."""
     if value is None:
         return default
@@ -21,6 +22,11 @@ def error_matcher(
         kinds = (value,)
     elif isinstance(value, (tuple, list)):
         kinds = tuple(cast("Sequence[object]", value))
+    elif inspect.iscoroutinefunction(value):  # its coroutine would be truthy: every error
+        raise TypeError(
+            f"{argument} must be a plain function returning a bool, not an async one: it "
+            f"is called without being awaited (got {value!r:.80})"
+        )
     elif callable(value):
         return cast("Callable[[BaseException], bool]", value)
     if not kinds or not all(isinstance(k, type) and issubclass(k, BaseException) for k in kinds):

@@ -179,6 +179,11 @@ def _paths(paths: object) -> tuple[str, ...]:
         location = _fspath(item)
         if location is None:
             raise TypeError(f"{expected} (got the item {type(item).__name__}: {item!r})")
+        if not location:  # abspath("") is the current directory, chosen by no one
+            raise ValueError(
+                "Skills(paths=...) must name directories (got ''); for the current "
+                "directory, pass '.'"
+            )
         out.append(os.path.abspath(location))
     return tuple(out)
 

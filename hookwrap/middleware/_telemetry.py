@@ -415,6 +415,11 @@ def _check_provider(argument: str, value: object, method: str, kind: str) -> Non
             f"Telemetry({argument}=...) expects an OpenTelemetry {kind} (with .{method}()) "
             f"or None (got {type(value).__name__}: {value!r})"
         )
+    if isinstance(value, type):  # the class has the method too, unbound
+        raise TypeError(
+            f"Telemetry({argument}=...) expects an OpenTelemetry {kind} instance, not the "
+            f"class {value.__name__}; pass an instance: {value.__name__}()"
+        )
 
 
 # -- spans ----------------------------------------------------------------------------------

@@ -15,10 +15,14 @@ __all__ = ["ToolApproval"]
 
 
 def _names(value: object) -> frozenset[str]:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    # A Tool proxies its function's attributes, so it passes for an Iterable: refuse it here.
+    given: object = value  # not narrowed to a Tool of unknown parameters, for type()
+    single = isinstance(value, (str, Tool))
+    if single or isinstance(value, bytes) or not isinstance(value, Iterable):
+        hint = "; put a single tool in a list: allowed_tools=[tool]" if single else ""
         raise TypeError(
             "ToolApproval(allowed_tools=...) expects a list of tool names or tools "
-            f"(got {value!r:.80})"
+            f"(got {type(given).__name__}: {given!r:.80}){hint}"
         )
     names: set[str] = set()
     for item in cast("Iterable[object]", value):

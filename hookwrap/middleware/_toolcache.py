@@ -135,8 +135,12 @@ def _tool_names(tools: object) -> frozenset[str] | None:
     expected = "ToolCache(tools=...) expects None or a collection of tool names (str) or Tools"
     if tools is None:
         return None
-    if isinstance(tools, (str, bytes)) or not isinstance(tools, Collection):
-        raise TypeError(f"{expected} (got {type(tools).__name__}: {tools!r})")
+    # A Tool proxies its function's attributes, so it passes for a Collection: refuse it here.
+    given: object = tools  # not narrowed to a Tool of unknown parameters, for type()
+    single = isinstance(tools, (str, Tool))
+    if single or isinstance(tools, bytes) or not isinstance(tools, Collection):
+        hint = "; put a single tool in a list: tools=[tool]" if single else ""
+        raise TypeError(f"{expected} (got {type(given).__name__}: {given!r:.80}){hint}")
     items = cast("Collection[object]", tools)
     names: set[str] = set()
     for item in items:
