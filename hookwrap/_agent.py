@@ -386,8 +386,8 @@ class Agent:
         self, run_id: str, decisions: dict[str, Any] | None = None
     ) -> AsyncGenerator[AgentEvent, None]:
         """`resume_stream` for async callers (the checkpoint is read at the first event)."""
-        _check_decisions(decisions)
         self._key(run_id)
+        _check_decisions(decisions)
 
         async def resumed() -> AsyncGenerator[AgentEvent, None]:
             session = await self._aload(run_id, decisions)
@@ -406,8 +406,16 @@ class Agent:
     # -- setting up a run ---------------------------------------------------------------
 
     def _key(self, run_id: str) -> str:
-        if not isinstance(run_id, str) or not run_id:
-            raise TypeError(f"resume() takes the run id, a str (got {run_id!r})")
+        """The store key of a run's checkpoint. Resuming checks the run id with this first,
+        so a bad one fails the same way whether or not a store exists yet."""
+        if isinstance(run_id, RunResult):  # the common slip: the result, not its run id
+            raise TypeError("resume takes the run id, a str, not a RunResult: pass result.run_id")
+        if not isinstance(run_id, str):
+            raise TypeError(f"resume takes the run id, a str (got {run_id!r})")
+        if not run_id:
+            raise ValueError(
+                "resume takes the run id of an interrupted run, a non-empty str (got '')"
+            )
         return _KEY + run_id
 
     def _session(self, messages: list[Message], is_async: bool, run_id: str | None) -> _Session:
@@ -440,15 +448,17 @@ class Agent:
         return self.store if made or os.path.exists(_DEFAULT_STORE_PATH) else None
 
     def _load(self, run_id: str, decisions: dict[str, Any] | None) -> _Session:
+        key = self._key(run_id)
         _check_decisions(decisions)
         store = self._reading_store()
-        saved = None if store is None else store.get(self._key(run_id))
+        saved = None if store is None else store.get(key)
         return self._restore(run_id, saved, decisions, False)
 
     async def _aload(self, run_id: str, decisions: dict[str, Any] | None) -> _Session:
+        key = self._key(run_id)
         _check_decisions(decisions)
         store = self._reading_store()
-        saved = None if store is None else await store.aget(self._key(run_id))
+        saved = None if store is None else await store.aget(key)
         return self._restore(run_id, saved, decisions, True)
 
     def _restore(

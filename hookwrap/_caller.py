@@ -230,6 +230,10 @@ class ModelCaller:
         from ._wrap import model as hook_model
 
         target, api, model, fixed = _resolve(target, model)
+        if model == "":  # else taken for "no model" and refused only at the first call
+            raise ValueError(
+                'a model name must be a non-empty str (got ""): give (client, "model-name")'
+            )
         self.model = model
         self.sdk = _sdk(target) if api is None else api.partition(".")[0]
         self.api = api or _CLIENT_APIS.get(self.sdk or "")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import inspect
 import itertools
 import json
 import math
@@ -23,7 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal, Union, cast, overload
 
 import attrs
 
+from .._caller import _is_async_callable  # pyright: ignore[reportPrivateUsage]
 from .._errors import check_int
+from .._hooks import describe
 from .._types import Message, ModelRequest, ModelResponse, Usage
 from ..adapters._wire import Event, Wire
 from ._server import Answer, SSEStream, serve
@@ -216,13 +219,43 @@ def _object(data: Any) -> dict[str, Any]:
     return cast("dict[str, Any]", data) if isinstance(data, dict) else {}
 
 
+def _check_reply(reply: object, where: str) -> None:
+    """Refuse a reply that cannot answer a call, before that call: it would fail there only
+    as an HTTP 400 from the fake (and an async function's coroutine, never awaited)."""
+    if isinstance(reply, (str, Message, ModelResponse)):
+        return
+    expected = (
+        "a str, an assistant Message, a ModelResponse or a function of the ModelRequest "
+        "returning one"
+    )
+    if not callable(reply):
+        raise TypeError(f"{where} must be {expected} (got {type(reply).__name__}: {reply!r:.60})")
+    if _is_async_callable(reply):
+        raise TypeError(
+            f"{where} ({describe(reply)}) is async: a reply function must be a plain def of "
+            "the ModelRequest returning a str, an assistant Message or a ModelResponse (the "
+            "fake calls it and cannot await it)"
+        )
+    try:
+        signature = inspect.signature(reply)
+    except (TypeError, ValueError):  # no signature to read (some builtins): called as it is
+        return
+    try:
+        signature.bind(None)
+    except TypeError as exc:
+        raise TypeError(
+            f"{where} ({describe(reply)}) must be a function of one argument, the "
+            f"ModelRequest; called with one, it fails: {exc}"
+        ) from None
+
+
 class FakeProvider:
     """A fake LLM provider speaking the OpenAI (Chat Completions, Responses, Completions),
     Anthropic (Messages) and Gemini (generateContent, streamGenerateContent) HTTP APIs.
 
     Each model call is answered with the next of `replies` (a `str`, an assistant `Message`,
-    a `ModelResponse`, or a function of the `ModelRequest` returning one of those; one of
-    them given alone is a script of one reply, ``FakeProvider("Hi")``); when
+    a `ModelResponse`, or a plain function of the `ModelRequest` returning one of those;
+    one of them given alone is a script of one reply, ``FakeProvider("Hi")``); when
     none are left, with an echo: ``"You said: <text of the last user message>"``. A missing
     model is the request's (or ``"fake-model"``), a missing finish reason the API's own for
     a complete answer (or for tool calls), and missing usage is counted as one token per 4
@@ -236,7 +269,8 @@ class FakeProvider:
 
     Plug it in with `openai()`, `anthropic()` or `genai()` (real SDK clients), `transport()`
     (an httpx `MockTransport`) or `serve()` (a loopback HTTP server). Attributes: `replies`
-    (the script, a deque you may extend), `requests` (every `Received` request, failed ones
+    (the script, a deque you may extend: a reply added there is checked when its call comes,
+    one given here when the provider is made), `requests` (every `Received` request, failed ones
     included), `closed` (how many streams the client closed before their end).
     """
 
@@ -257,12 +291,7 @@ class FakeProvider:
             )
         script: list[Reply] = list(replies or ())
         for i, reply in enumerate(script):
-            if not (isinstance(reply, (str, Message, ModelResponse)) or callable(reply)):
-                raise TypeError(
-                    f"FakeProvider(replies=...)[{i}] must be a str, an assistant Message, a "
-                    "ModelResponse or a function of the ModelRequest returning one (got "
-                    f"{type(reply).__name__}: {reply!r:.60})"
-                )
+            _check_reply(reply, f"FakeProvider(replies=...)[{i}]")
         self.replies: deque[Reply] = deque(script)
         self.requests: list[Received] = []
         self.closed = 0
@@ -482,6 +511,7 @@ class FakeProvider:
             last = next((m.text for m in reversed(request.messages) if m.role == "user"), "")
             reply = f"You said: {last}"
         elif not isinstance(reply, (str, Message, ModelResponse)):
+            _check_reply(reply, "the next of FakeProvider.replies")  # one appended later
             reply = reply(request)
         if isinstance(reply, str):
             response = ModelResponse(Message.assistant(reply))
