@@ -123,7 +123,7 @@ def test_the_hooked_api_client_shares_the_original_s_state_and_adds_nothing_to_i
     assert hooked.shared_by_both == 1  # pyright: ignore[reportAttributeAccessIssue]
     del api.shared_by_both  # pyright: ignore[reportAttributeAccessIssue]
     assert wrapped.models.generate_content(model=MODEL, contents="hi").text == "You said: hi"
-    assert body(provider)["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+    assert body(provider)["systemInstruction"] == {"parts": [{"text": "Be brief."}], "role": "user"}
 
 
 def test_a_wrapped_client_let_go_of_leaves_the_original_open() -> None:
@@ -148,7 +148,7 @@ def test_before_model_changes_reach_the_server() -> None:
     )
     assert isinstance(response, types.GenerateContentResponse)
     assert response.text == "You said: hi"
-    assert body(provider)["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+    assert body(provider)["systemInstruction"] == {"parts": [{"text": "Be brief."}], "role": "user"}
     assert body(provider)["contents"] == [{"parts": [{"text": "hi"}], "role": "user"}]
     assert body(provider)["generationConfig"] == {"temperature": 0.2}
     assert provider.requests[-1].path.endswith(f"models/{MODEL}:generateContent")
@@ -384,7 +384,7 @@ def test_on_chunk_changes_show_in_each_streamed_chunk() -> None:
     assert texts(chunks[:3]) == [p.upper() for p in PIECES]
     assert chunks[-1].usage_metadata is not None
     assert chunks[-1].usage_metadata.total_token_count == 6
-    assert body(provider)["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+    assert body(provider)["systemInstruction"] == {"parts": [{"text": "Be brief."}], "role": "user"}
     assert provider.requests[-1].path.endswith(":streamGenerateContent")
     assert seen[0].text == "HELLO THERE"
     assert seen[0].usage == hw.Usage(4, 2, 6)
@@ -450,7 +450,7 @@ def test_chats_go_through_the_hooks() -> None:
     assert chat.send_message("one").text == "Hello there"
     streamed = [c.text for c in chat.send_message_stream("two")]
     assert streamed[:3] == [p.upper() for p in PIECES]
-    assert body(provider)["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+    assert body(provider)["systemInstruction"] == {"parts": [{"text": "Be brief."}], "role": "user"}
     assert [c["role"] for c in body(provider)["contents"]] == ["user", "model", "user"]
     answer = chat.get_history()[3:]  # the history has what the caller saw
     assert "".join(p.text or "" for c in answer for p in c.parts or ()) == "HELLO THERE"

@@ -148,7 +148,7 @@ def test_a_new_system_prompt_keeps_every_content_dict_and_unmodelled_key() -> No
     request = W.request(original, PATH)
     changed = request.replace(messages=(hw.Message.system("SYS"), *request.messages))
     out = W.write_request(changed, original)
-    assert out["systemInstruction"] == {"parts": [{"text": "SYS"}]}
+    assert out["systemInstruction"] == {"parts": [{"text": "SYS"}], "role": "user"}
     assert out["contents"] is original["contents"]
     for key in ("_url", "tools", "safetySettings", "toolConfig", "generationConfig"):
         assert out[key] is original[key]

@@ -768,7 +768,11 @@ class GeminiWire(Wire):
                     out.pop(key, None)
                 if system:
                     parts = [p for m in system for p in _parts_of(m.content)]
-                    out["systemInstruction"] = {"parts": parts}
+                    # the caller's other keys (its `role`) stay; a new one is written as
+                    # the SDK writes a str: with the "user" role
+                    was = _get(body, "systemInstruction", "system_instruction")
+                    kept = _map(was) if isinstance(was, Mapping) else {"role": "user"}
+                    out["systemInstruction"] = {**kept, "parts": parts}
             if others != [m for m in original.messages if m.role != "system"]:
                 out["contents"] = _write_contents(others, _groups(body))
         if request.tools != original.tools:

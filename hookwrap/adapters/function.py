@@ -329,13 +329,15 @@ class FunctionAdapter(Adapter):
         kwargs: dict[str, Any],
     ) -> tuple[Any, ...]:
         """The arguments with the options a hook changed: one given by position stays in
-        its place (a removed one takes its default), the others go by keyword."""
+        its place (a removed one takes its default), and one the function takes only by
+        position goes there (the places before it given their defaults); the others go by
+        keyword. One given both ways is the keyword, as it is read (a `**kwargs` item)."""
         at = {name: i for i, (name, _) in enumerate(self.positional) if i < len(args)}
         given = list(args)
         for key in original:
             if key in options:
                 continue
-            if key in at:
+            if key in at and key not in kwargs:
                 default = self.positional[at[key]][1]
                 if default is inspect.Parameter.empty:
                     raise TypeError(
@@ -351,9 +353,16 @@ class FunctionAdapter(Adapter):
                 )
             else:
                 kwargs.pop(key, None)
+        only = {  # the parameters before a `/`: Python refuses them by keyword
+            p.name: i
+            for i, p in enumerate(inspect.signature(self.fn).parameters.values())
+            if p.kind is p.POSITIONAL_ONLY
+        }
         for key, item in options.items():
-            if key in at:
-                given[at[key]] = item
+            i = None if key in kwargs else at.get(key, only.get(key))
+            if i is not None:
+                given.extend(default for _, default in self.positional[len(given) : i + 1])
+                given[i] = item
             elif key in self.accepts or self.var_kw:
                 kwargs[key] = item
             else:
