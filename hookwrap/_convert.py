@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, cast, get_origin
 
@@ -188,6 +188,13 @@ def message_from(value: Any) -> Message:
     if content is None:
         content = ""
     elif not isinstance(content, str):
+        if isinstance(content, (bytes, Mapping)) or not isinstance(content, Iterable):
+            # refused by name, not read as parts: a dict would give its keys, bytes numbers
+            got = type(content).__name__  # pyright: ignore[reportUnknownArgumentType]
+            raise TypeError(
+                "a message's content must be a str or a list of parts (text or images) "
+                f"(got {got}: {content!r:.60} in {value!r:.120})"
+            )
         content = tuple(_part(p) for p in cast("list[Any]", content))
     calls: Any = data.get("tool_calls") or ()
     return Message(

@@ -349,6 +349,12 @@ class ModelEngine(_Shared):
                 return chunks
             return adapter.response(native, call) if view else native
         except BaseException as exc:
+            # a hook gave call_next something else: checked only once it failed, off the hot path
+            if not isinstance(request, ModelRequest):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise TypeError(
+                    f"call_next takes the ModelRequest (request, or request.replace(...)); got "
+                    f"{type(request).__name__} ({request!r:.80})"
+                ) from None
             mark_seen(exc)
             raise
 
@@ -376,6 +382,11 @@ class ModelEngine(_Shared):
                 return chunks
             return adapter.response(native, call) if view else native
         except BaseException as exc:
+            if not isinstance(request, ModelRequest):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise TypeError(
+                    f"call_next takes the ModelRequest (request, or request.replace(...)); got "
+                    f"{type(request).__name__} ({request!r:.80})"
+                ) from None
             mark_seen(exc)
             raise
 
@@ -1033,6 +1044,12 @@ class ToolEngine(_Shared):
         try:
             return self.binding.invoke(call)
         except BaseException as exc:
+            # a hook gave call_next something else: checked only once it failed, off the hot path
+            if not isinstance(call, ToolCall):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise TypeError(
+                    f"call_next takes the ToolCall (call, or call.replace(...)); got "
+                    f"{type(call).__name__} ({call!r:.80})"
+                ) from None
             self._seen(exc)
             raise
 
@@ -1040,6 +1057,11 @@ class ToolEngine(_Shared):
         try:
             return await self.binding.invoke(call)
         except BaseException as exc:
+            if not isinstance(call, ToolCall):  # pyright: ignore[reportUnnecessaryIsInstance]
+                raise TypeError(
+                    f"call_next takes the ToolCall (call, or call.replace(...)); got "
+                    f"{type(call).__name__} ({call!r:.80})"
+                ) from None
             self._seen(exc)
             raise
 

@@ -116,6 +116,15 @@ def _inspect(fn: Callable[..., Any], kind: str) -> tuple[bool, str]:
     """Check `fn` can be called as a `kind` hook; return (takes_ctx, form)."""
     if not callable(fn):
         raise TypeError(f"@{kind} expects a function, got {fn!r}")
+    is_gen = inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)
+    if is_gen and not kind.startswith("wrap_"):
+        # calling it only makes a generator: a stage that ignores what it returns would never
+        # run the body, another would get a generator for an answer, at call time
+        raise TypeError(
+            f"{kind} hook {describe(fn)} is a generator function: calling it runs none of "
+            "its body; write it as a plain function (or `async def`) that returns (only "
+            "wrap_model and wrap_tool hooks may be generators, in their generator form)"
+        )
     try:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError) as exc:  # builtins without a signature
@@ -133,7 +142,6 @@ def _inspect(fn: Callable[..., Any], kind: str) -> tuple[bool, str]:
     form = "plain"
     given = len(expected)  # the arguments the stage passes by position (ctx by keyword)
     if kind.startswith("wrap_"):
-        is_gen = inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)
         if is_gen and _accepts(others, 1) and not _accepts(others, 2):
             form, given = "generator", 1
         else:

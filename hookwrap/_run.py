@@ -26,7 +26,7 @@ from ._stack import (
     refuse_tools_only,
 )
 from ._stages import abort_if, failed
-from ._types import FinishInfo, Usage
+from ._types import Abort, FinishInfo, Usage
 
 __all__ = ["RunContext", "State", "current", "run"]
 
@@ -266,8 +266,9 @@ class RunContext(Generic[C]):
     # -- actions --------------------------------------------------------------------------
 
     def abort(self, reason: str = "aborted") -> NoReturn:
-        """End the run now: raises `hw.Aborted(reason)`."""
-        raise Aborted(reason)
+        """End the run now: raises `hw.Aborted(reason)`; a reason that is no str is the
+        `TypeError` `hw.Abort` gives, so both say the same of the same mistake."""
+        raise Aborted(Abort(reason).reason)
 
     def defer(self, fn_or_awaitable: Callable[[], Any] | Awaitable[Any]) -> None:
         """Run this after the run's terminal hook; its failure is logged, never raised."""
