@@ -598,7 +598,10 @@ def test_google_aio_break_then_aclose_closes_the_stream_and_aborts() -> None:
     assert got[0].text == "AA"
     assert log == ["before", "chunk", "abort: closed by consumer"]
     assert provider.closed == 1
-    assert provider.requests[-1].body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
+    assert provider.requests[-1].body["systemInstruction"] == {
+        "parts": [{"text": "Be brief."}],
+        "role": "user",
+    }
 
 
 @pytest.mark.parametrize("sdk", ["openai", "anthropic"])

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, cast
 
-from .._convert import arguments_text, message_to_dict, tool_arguments
+from .._convert import arguments_text, tool_arguments
 from .._types import (
     Chunk,
     ChunkKind,
@@ -41,12 +41,12 @@ from ._wire import (
     Framer,
     Made,
     Wire,
-    diff_runs,
     finish_in,
     highest,
     json_int,
     split_text,
 )
+from .function import _pairs  # pyright: ignore[reportPrivateUsage]
 
 __all__ = ["ChatCompletionsWire", "CompletionsWire", "ResponsesWire"]
 
@@ -55,6 +55,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 _Group = tuple[Message, list[Any]]  # a neutral message and the native items it was read from
 _Render = Callable[[Message, list[Any]], list[Any]]
 _MESSAGE = operator.itemgetter(0)  # of a group
+_ROLE = operator.attrgetter("role")  # of a message
 
 
 # -- small readers ------------------------------------------------------------------------------
@@ -208,10 +209,6 @@ def _retexted(part: Mapping[str, Any], text: str) -> _J:
 # -- messages and tools, shared by the two chat-shaped APIs --------------------------------------
 
 
-def _key(message: Message) -> str:
-    return json.dumps(message_to_dict(message), sort_keys=True, default=repr)
-
-
 def _groups(
     items: Any,
     read: Callable[[Any], Message | None],
@@ -247,20 +244,15 @@ def _write_groups(
     groups: Sequence[_Group], head: list[Any], messages: Sequence[Message], render: _Render
 ) -> list[Any]:
     """Native items for `messages`: the original items of each message left as it was read,
-    the others rendered over the items of the message they stand for (a diff of the two
-    sequences says which; in a replaced run, the first one of the same role)."""
-    old = [_key(m) for m, _ in groups]
-    new = [_key(m) for m in messages]
+    the others rendered over the items of the message they stand for, paired as a plain
+    model function's are (`_pairs`: in a changed run, by role, the most alike first when
+    a hook added one), so a system prompt put before a changed "developer" message is
+    written fresh and takes nothing of it."""
     out = list(head)
-    for tag, i1, i2, j1, j2 in diff_runs(old, new):
-        pool = list(groups[i1:i2])
-        if tag == "equal":
-            for (was, items), message in zip(pool, messages[j1:j2], strict=True):
-                out.extend(items if was == message else render(message, items))
-            continue
-        for message in messages[j1:j2]:
-            k = next((k for k, g in enumerate(pool) if g[0].role == message.role), None)
-            out.extend(render(message, pool.pop(k)[1] if k is not None else []))
+    olds = [message for message, _ in groups]
+    for message, i in zip(messages, _pairs(olds, messages, _ROLE), strict=True):
+        was, items = groups[i] if i is not None else (None, [])
+        out.extend(items if was == message else render(message, items))
     return out
 
 
@@ -478,7 +470,18 @@ class _ChatFramer(Framer):
     role; tool calls numbered in the order they start; a chunk with the finish reason, then
     the usage, then ``[DONE]`` last."""
 
-    __slots__ = ("calls", "finished", "head", "model", "roled", "tools", "usage")
+    __slots__ = (
+        "api",
+        "calls",
+        "finished",
+        "head",
+        "model",
+        "replaying",
+        "roled",
+        "shown",
+        "tools",
+        "usage",
+    )
 
     def __init__(self, model: Any) -> None:
         super().__init__()
@@ -487,6 +490,17 @@ class _ChatFramer(Framer):
         self.finished = self.tools = self.roled = False
         self.calls = -1  # the index of the tool call started last
         self.usage: list[Event] = []  # usage chunks, sent last as the API does
+        self.shown: Mapping[str, Any] = {}  # the usage of the last chunk out: the SDK keeps it
+        self.replaying = False  # reading chunks that went out before (see `replay`)
+        self.api = False  # whether the API opened the stream: its usage stays where it put it
+
+    def replay(self, batch: Sequence[Event]) -> None:
+        """The API's usage chunk that went out before a drop is not sent again."""
+        self.api = self.replaying = True
+        try:
+            super().replay(batch)
+        finally:
+            self.replaying = False
 
     def _one(self, event: Event, out: list[Event]) -> None:
         data = _obj(event.data)
@@ -506,9 +520,15 @@ class _ChatFramer(Framer):
         fixed = {**data, **self.head, "choices": choices}
         if choices:
             usage = _obj(data.get("usage"))
-            if usage:  # another API's, on its finish (a Fallback's): in the closing usage too
+            if usage and made and not self.api:
+                # another API's, on its finish (a Fallback's): in the closing usage chunk
+                # only, where this API puts it
                 self.noted = highest(self.noted, usage)
+                usage = fixed["usage"] = None
+            self.shown = usage or {}
             out.append(Event(event.event, fixed))
+        elif self.replaying:  # it went out
+            self.shown = _obj(data.get("usage")) or {}
         else:
             self.usage.append(Event(event.event, fixed))
 
@@ -544,11 +564,15 @@ class _ChatFramer(Framer):
             finish = "tool_calls" if self.tools else "stop"
             choice: _J = {"index": 0, "delta": {}, "finish_reason": finish, "logprobs": None}
             out.append(Event(None, {**head, "choices": [self._choice(choice)]}))
-        usage = self.usage
-        if self.noted:  # counts of new usage chunks: in the last usage chunk, which the SDK keeps
+            self.shown = {}
+        usage, shown = self.usage, self.shown
+        # new counts go in the last usage chunk, which the SDK keeps, or in one added when
+        # none waits; not when the last chunk out shows them already (the API's own usage,
+        # on its finish or sent before a drop): the caller reads each count once
+        if self.noted and (usage or highest(shown, self.noted) != shown):
             head = self.head or _chat_head(None, self.model)
             last = usage.pop() if usage else Event(None, {**head, "choices": []})
-            counts = highest(_obj(last.data.get("usage")) or {}, self.noted)
+            counts = highest(_obj(last.data.get("usage")) or shown, self.noted)
             usage.append(Event(last.event, {**last.data, "usage": counts}))
         out += usage
         out.append(Event(None, "[DONE]"))
@@ -1309,8 +1333,11 @@ _ITEM_PARTS = frozenset(
 class ResponsesWire(Wire):
     """``POST /responses``.
 
-    `instructions` is a leading system message; a leading system message is written back
-    there, unless the input itself began with one. Input items map to messages as in chat:
+    `instructions` is a leading system message. Written back, the leading system messages
+    with a str content that were not read from the input (the one read from `instructions`,
+    those a hook put next to it) are `instructions` again, joined by a blank line as
+    Anthropic's `system`: the caller's instructions never become an input item, which a
+    stored conversation would keep. Input items map to messages as in chat:
     function calls join the assistant message before them, a function call output is a tool
     message; other items travel with the next message. Stream: text and reasoning deltas,
     a function call item added / done (``tool_call_start`` / ``tool_call_end``, `value` =
@@ -1454,15 +1481,19 @@ class ResponsesWire(Wire):
             return out
         if request.messages != read.messages:
             messages = request.messages
-            # where the system prompt was; `instructions` is a str, so one with parts is an item
-            first = messages[0].content if messages and messages[0].role == "system" else None
-            in_input = lead is None and bool(groups) and groups[0][0].role == "system"
-            if isinstance(first, str) and not in_input:
-                out["instructions"] = first
-                messages = messages[1:]
+            # the leading system messages not read from an input item; `instructions` is a
+            # str, so one with parts is an item
+            top = 0
+            for message, i in zip(messages, _pairs(read.messages, messages, _ROLE), strict=True):
+                item = i is not None and (lead is None or i > 0)
+                if item or message.role != "system" or not isinstance(message.content, str):
+                    break
+                top += 1
+            if top:
+                out["instructions"] = "\n\n".join(m.text for m in messages[:top])
             elif lead is not None:
                 del out["instructions"]
-            items = _write_groups(groups, head, messages, _resp_render)
+            items = _write_groups(groups, head, messages[top:], _resp_render)
             if items or "input" in body:
                 out["input"] = _as_str_input(items) if isinstance(body.get("input"), str) else items
         if request.tools != read.tools:
@@ -1657,17 +1688,38 @@ _COMPLETION_KEYS = frozenset({"prompt", "model", "stream"})
 _COMPLETION_FINISH = frozenset({"stop", "length", "content_filter"})
 
 
+def _prompt_text(prompt: Any) -> str | None:
+    """The text of a prompt that is one text: a str, or a list of one str."""
+    items = _list(prompt)
+    text: Any = items[0] if len(items) == 1 else prompt
+    return text if isinstance(text, str) else None
+
+
+def _unshown(prompt: Any) -> str:
+    """What a prompt that is not one text is, for an error."""
+    if not isinstance(prompt, list):
+        return f"a {type(prompt).__name__}"
+    items = _list(prompt)
+    if items and all(isinstance(x, int) for x in items):
+        return "token ids"
+    if items and all(isinstance(x, list) for x in items):
+        return f"a batch of {len(items)} token-id prompts"
+    return f"a batch of {len(items)} prompts"
+
+
 class CompletionsWire(Wire):
-    """``POST /completions`` (legacy): a `prompt` str is one user message. Writing back, the
-    messages' texts are joined with blank lines (the API has no roles); a non-str prompt
-    (token lists, batches) is not modelled and kept unless hooks add messages."""
+    """``POST /completions`` (legacy): a `prompt` str, or a list of one str, is one user
+    message. Writing back, the messages' texts are joined with blank lines (the API has no
+    roles), in a list of one when the prompt was one. Other prompts (token ids, a batch)
+    are no messages: they go as they came, and hooks that change the messages are refused,
+    as their messages would replace the whole prompt."""
 
     __slots__ = ()
     path = "/completions"
 
     def request(self, body: Mapping[str, Any]) -> ModelRequest:
-        prompt = body.get("prompt")
-        messages = (Message.user(prompt),) if isinstance(prompt, str) else ()
+        prompt = _prompt_text(body.get("prompt"))
+        messages = (Message.user(prompt),) if prompt is not None else ()
         model, stream = _opt(body.get("model")), bool(body.get("stream"))
         return ModelRequest(messages, (), model, _options(body, _COMPLETION_KEYS), stream)
 
@@ -1677,7 +1729,16 @@ class CompletionsWire(Wire):
         if request == read:
             return out
         if request.messages != read.messages:
-            out["prompt"] = "\n\n".join(m.text for m in request.messages)
+            prompt = body.get("prompt")
+            if prompt is not None and _prompt_text(prompt) is None:
+                raise TypeError(
+                    "hooks changed the messages of a completion whose prompt is "
+                    f"{_unshown(prompt)}, which hookwrap cannot show as messages: their text "
+                    "would replace the whole prompt. Hooks can change a str prompt (or a list "
+                    "of one str); leave the messages of this one as they are"
+                )
+            text = "\n\n".join(m.text for m in request.messages)
+            out["prompt"] = [text] if isinstance(prompt, list) else text
         _write_common(out, body, request, _COMPLETION_KEYS)
         return out
 
