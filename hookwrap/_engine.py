@@ -524,6 +524,12 @@ class ModelEngine(_Shared):
                     raise self._not_a_chunk(chunk)
                 ctx.chunk_index = index
                 out: Any = run(on_chunk, hooks, chunk, ctx) if hooks else chunk
+                if out.__class__ is not Chunk and (out is DROP or not out):
+                    # `hw.DROP`, or an expansion to nothing: what the chunk leaves goes on
+                    adapter.dropped(chunk, call)
+                    out = _left(chunk)
+                    if out is None:
+                        continue
                 if out is chunk and chunk.raw is not None and (direct or chunk is call.seen):
                     # unchanged since the adapter made it: its native form as it came
                     if received is not None:
@@ -535,20 +541,11 @@ class ModelEngine(_Shared):
                     native = adapter.native_chunk(out, call)
                     if native is not DROP:
                         yield native
-                elif out is not DROP and out:
+                else:
                     for item in out:
                         if received is not None:
                             received.append(item)
                         native = adapter.native_chunk(item, call)
-                        if native is not DROP:
-                            yield native
-                else:  # `hw.DROP`, or an expansion to nothing
-                    adapter.dropped(chunk, call)
-                    left = _left(chunk)
-                    if left is not None:
-                        if received is not None:
-                            received.append(left)
-                        native = adapter.native_chunk(left, call)
                         if native is not DROP:
                             yield native
             response = _response_of(received, natives, request)
@@ -764,6 +761,12 @@ class ModelEngine(_Shared):
                         received.append(chunk)
                     yield chunk
                     continue
+                if out.__class__ is not Chunk and (out is DROP or not out):
+                    # `hw.DROP`, or an expansion to nothing: what the chunk leaves goes on
+                    adapter.dropped(chunk, call)
+                    out = _left(chunk)
+                    if out is None:
+                        continue
                 if out is chunk and chunk.raw is not None and (direct or chunk is call.seen):
                     if received is not None:
                         received.append(chunk)
@@ -774,20 +777,11 @@ class ModelEngine(_Shared):
                     native = adapter.native_chunk(out, call)
                     if native is not DROP:
                         yield native
-                elif out is not DROP and out:
+                else:
                     for item in out:
                         if received is not None:
                             received.append(item)
                         native = adapter.native_chunk(item, call)
-                        if native is not DROP:
-                            yield native
-                else:  # `hw.DROP`, or an expansion to nothing
-                    adapter.dropped(chunk, call)
-                    left = _left(chunk)
-                    if left is not None:
-                        if received is not None:
-                            received.append(left)
-                        native = adapter.native_chunk(left, call)
                         if native is not DROP:
                             yield native
             token = current_var.set(ctx)
