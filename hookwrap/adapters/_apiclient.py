@@ -1326,7 +1326,7 @@ class ClientProxy(wrapt.ObjectProxy[Any]):
 
     # `copy.copy(client)`, `copy.deepcopy(client)`: a copy of the client, with the hooks
     def __copy__(self) -> Any:
-        twin = copy.copy(self.__wrapped__)
+        twin = _twin(self.__wrapped__)
         return _proxy(hook_client(twin, self._self_layers), self._self_layers)
 
     def __deepcopy__(self, memo: Any) -> Any:
@@ -1390,6 +1390,28 @@ def _proxy(hooked: Any, layers: Sequence[Layer]) -> ClientProxy:
     return proxy_cls(hooked, layers)
 
 
+def _twin(client: Any) -> Any:
+    """A shallow copy of `client` as it is now, for the hooks to go on, the original left
+    alone: every attribute kept, those a subclass's `__init__` or the caller set included.
+    Not `client.copy()`, which builds a new client from the SDK's own arguments only (and
+    calls the class with them, which a subclass may not accept).
+
+    What the SDK caches on a client is bound to it, so it is built again for the copy, or
+    calls through it would reach the original, without hooks: its resources (`chat`,
+    `messages`, `with_raw_response`, ...: `cached_property`s) and anthropic's middleware
+    chain.
+    """
+    twin = copy.copy(client)
+    cls: type = client.__class__
+    names: list[str] = list(twin.__dict__)
+    for name in names:
+        if isinstance(inspect.getattr_static(cls, name, None), functools.cached_property):
+            del twin.__dict__[name]
+    if getattr(twin, "_middleware_chain", None) is not None:  # anthropic 2.x
+        twin._middleware_chain = twin._build_middleware_chain()
+    return twin
+
+
 def wrap_client(client: Any, chain: Chain, wires: Sequence[Wire], what: str) -> ClientProxy:
     """`hw.wrap` of an OpenAI or Anthropic client; of a wrapped one, a layer outside."""
     layers: tuple[Layer, ...] = ()
@@ -1399,7 +1421,7 @@ def wrap_client(client: Any, chain: Chain, wires: Sequence[Wire], what: str) -> 
     elif client in _LAYERS:  # the hooked copy behind a wrapped resource or method
         layers = _LAYERS[client]
     layers = (*layers, Layer(chain, wires, what))
-    hooked = hook_client(client.copy(), layers)
+    hooked = hook_client(_twin(client), layers)
     lend(layers[-1], client)  # (after `hook_client` has refused any hook the client cannot run)
     return _proxy(hooked, layers)
 
