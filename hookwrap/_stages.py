@@ -42,22 +42,27 @@ def failed(hook: Hook, exc: BaseException, first: BaseException | None) -> BaseE
     """Note which hook raised; raise now unless its stack continues on errors. A fail-open
     hook's error (its own are caught where it is called: here, an answer of the wrong type)
     is logged and skipped."""
-    if (
-        hook.spec.fail_open
-        and isinstance(exc, Exception)
-        and not isinstance(exc, (Aborted, Interrupt))
-    ):
-        log.error("fail-open %s failed; skipped", hook.label, exc_info=exc)
-        return first
-    add_note(exc, hook.note())
-    mark_seen(exc)
-    if isinstance(exc, (Aborted, Interrupt)):
-        if exc.__context__ is None:
-            exc.__context__ = first  # an earlier hook's error, when its stack continued
-        raise exc  # an abort or interrupt ends the stage at once, whatever the switches
-    if not hook.continue_on_error:
-        raise first or exc
-    return first or exc
+    try:
+        if (
+            hook.spec.fail_open
+            and isinstance(exc, Exception)
+            and not isinstance(exc, (Aborted, Interrupt))
+        ):
+            log.error("fail-open %s failed; skipped", hook.label, exc_info=exc)
+            return first
+        add_note(exc, hook.note())
+        mark_seen(exc)
+        if isinstance(exc, (Aborted, Interrupt)):
+            if exc.__context__ is None:
+                exc.__context__ = first  # an earlier hook's error, when its stack continued
+            raise exc  # an abort or interrupt ends the stage at once, whatever the switches
+        if not hook.continue_on_error:
+            raise first or exc
+        return first or exc
+    finally:
+        # this frame is in the traceback of what it raises: holding the error, it would be
+        # a reference cycle, left for the garbage collector by every call a hook failed
+        del exc, first
 
 
 def from_tool(exc: BaseException) -> bool:

@@ -162,3 +162,48 @@ def test_sdk_calls_leave_no_more_cycles_than_the_sdk_alone(streamed: bool) -> No
         alone = cycles_left(call(name, client))
         hooked = cycles_left(call(name, hw.wrap(client, use=HOOKS)))
         assert hooked <= alone, f"{name}: {hooked} objects in cycles, the SDK alone {alone}"
+
+
+class Refused(Exception):
+    """A hook's error."""
+
+
+@hw.before_model
+def refusing(request: hw.ModelRequest) -> None:
+    raise Refused("no")
+
+
+@hw.before_model
+def aborting(request: hw.ModelRequest) -> Any:
+    return hw.Abort("stop")
+
+
+@hw.on_chunk
+def failing_chunk(chunk: hw.Chunk) -> None:
+    raise Refused("bad chunk")
+
+
+def _failing(call: Callable[[], Any]) -> Callable[[], None]:
+    def run() -> None:
+        try:
+            call()
+        except (Refused, hw.Aborted):
+            pass
+
+    return run
+
+
+@pytest.mark.parametrize("hook", [refusing, aborting], ids=["raises", "aborts"])
+def test_a_call_a_hook_ended_leaves_no_cycles(hook: Any) -> None:
+    ask = hw.model(lambda prompt: prompt, use=[hook])
+    assert cycles_left(_failing(lambda: ask("hi"))) == 0
+
+
+def test_an_sdk_stream_a_hook_ended_leaves_no_cycles() -> None:
+    client = hw.wrap(FakeProvider("one two three").openai(), use=[failing_chunk])
+
+    def streamed() -> None:
+        for _ in client.chat.completions.create(model="m", messages=USER, stream=True):  # type: ignore[arg-type]
+            pass
+
+    assert cycles_left(_failing(streamed)) == 0
