@@ -32,6 +32,7 @@ def quiet_fallback(caplog: pytest.LogCaptureFixture) -> None:
 
 def alternative(provider: FakeProvider, sdk: str, is_async: bool) -> Any:
     if sdk == "genai":
+        pytest.importorskip("google.genai")
         return provider.genai()  # one client serves both sides
     return getattr(provider, sdk)(is_async)
 

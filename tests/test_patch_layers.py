@@ -36,6 +36,15 @@ def _clean() -> Iterator[None]:
     hw.unpatch()
 
 
+@pytest.fixture(autouse=True)
+def installed(request: pytest.FixtureRequest) -> None:
+    """A test of an SDK this Python has not got is skipped (google-genai, say)."""
+    callspec = getattr(request.node, "callspec", None)
+    sdk = callspec.params.get("sdk") if callspec is not None else None
+    if sdk is not None:
+        pytest.importorskip(SDKS[sdk].replace("-", "."))
+
+
 def _client(sdk: str, is_async: bool = False) -> Any:
     provider = FakeProvider()
     if sdk == "google":

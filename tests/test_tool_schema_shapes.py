@@ -147,6 +147,8 @@ def test_a_recursive_argument_from_the_model_is_structured_as_usual() -> None:
 
 
 def test_gemini_is_sent_the_defs_and_prefix_items_as_json_schema() -> None:
+    pytest.importorskip("google.genai")
+
     @hw.tool
     def total(tree: Node, pos: tuple[int, str]) -> int:
         """Sum a tree."""
