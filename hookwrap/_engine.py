@@ -468,6 +468,8 @@ class ModelEngine(_Shared):
             if self.after:
                 response = after_model(self.after, request, response, ctx)
             result = self.adapter.native(response, call)
+            if call.extra:  # a stream a wrap hook opened, answered as a whole: done with
+                _close(None, call)
         except BaseException as exc:
             if stream is not None:  # made but never handed over: it ends the call itself
                 with contextlib.suppress(BaseException):
@@ -548,6 +550,9 @@ class ModelEngine(_Shared):
                         native = adapter.native_chunk(item, call)
                         if native is not DROP:
                             yield native
+            # read to its end: so is every stream the model opened in this call, also one a
+            # wrap hook did not pass on (a retry's first, one it answered in place of)
+            _close(source, call)
             response = _response_of(received, natives, request)
             usage = run(self._stream_end, ctx, request, response, parent)
         except GeneratorExit:
@@ -705,6 +710,8 @@ class ModelEngine(_Shared):
             result = self.adapter.native(response, call)
             if result.__class__ is CoroutineType:  # an async SDK's parsing of the answer:
                 result = await result  # part of the call, before its run ends
+            if call.extra:  # as in `call`
+                await _aclose(None, call)
         except BaseException as exc:
             if stream is not None:
                 with contextlib.suppress(BaseException):
@@ -784,6 +791,7 @@ class ModelEngine(_Shared):
                         native = adapter.native_chunk(item, call)
                         if native is not DROP:
                             yield native
+            await _aclose(source, call)  # read to its end: as in `_stream`
             token = current_var.set(ctx)
             try:
                 response = _response_of(received, natives, request)

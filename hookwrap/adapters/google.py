@@ -170,8 +170,9 @@ def _stream_of(gen: Any) -> Any:
     """The HTTP response under the SDK's streaming generator, to close it with the generator.
 
     Closing the SDK's async generator does not close the HTTP response it reads (the event
-    loop's finalizer does, later); its frame holds it as `session_response` (sync) or
-    `response` (async), once started.
+    loop's finalizer does, later); its frame holds it as `session_response` (sync, once
+    started) or `response` (async: a variable of the function that made it, there from the
+    start).
     """
     frame = getattr(gen, "gi_frame", None) or getattr(gen, "ag_frame", None)
     if frame is None:
@@ -244,8 +245,18 @@ class GeminiAdapter(Adapter):
                 made = call.seen = chunk(one)
                 yield made
 
-    async def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
+    def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         assert call is not None
+        # The SDK sent the request already: its generator holds the HTTP response, which it
+        # and the chunks made of it leave open if closed before their first pull (a wrap hook
+        # that answered in place of the stream it opened, or failed). Noted among the streams
+        # the model opened, the engine closes it with them.
+        http = _stream_of(native)
+        if http is not None:
+            call.extra = [*(call.extra or ()), http]
+        return self._achunks(native, call)
+
+    async def _achunks(self, native: Any, call: Call) -> AsyncIterator[Chunk]:
         ex: _Exchange = call.args[4]
         call.made = None  # pulled: no other reading of the stream now
         chunk = _WIRE.chunk
