@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, TypeGuard, cast
 
-from .._hooks import Middleware, before_model, before_tool
+from .._hooks import Middleware, before_agent, before_model, before_tool
 from .._run import RunContext
-from .._types import Abort, ModelRequest, ToolCall
+from .._types import Abort, AgentSetup, ModelRequest, ToolCall
 
 __all__ = ["CallLimit"]
 
@@ -56,7 +56,8 @@ class CallLimit(Middleware):
     A run is one `with hw.run()` (every wrapped call inside shares the counts) or, outside
     a run, the one-call run of each call. The call that would go over a limit is refused
     with `hw.Aborted`, whose reason names the limit, e.g. ``"CallLimit: model_calls=3
-    reached"``; a refused call is not counted. `None` means no limit.
+    reached"``; a refused call is not counted. `None` means no limit. In an `hw.Agent`
+    run, a call that was interrupted and runs again on resume counts once.
 
     Args:
         model_calls: model calls allowed per run.
@@ -80,6 +81,10 @@ class CallLimit(Middleware):
         self._key = f"hookwrap.CallLimit#{next(_instances)}"
         self._model_key = self._key + ":model"
         self._tools_key = self._key + ":tools"
+        # What was counted in the agent's current iteration, the calls a resume may run
+        # again: {"iteration": i, "model": bool, "tools": [tool call ids]}.
+        self._turn_key = self._key + ":turn"
+        self._again_key = self._key + ":again"  # the iteration whose model call comes again
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -103,9 +108,15 @@ class CallLimit(Middleware):
         key = self._model_key
         state = ctx.state
         with self._lock:
+            if ctx.iteration and state.get(self._again_key) == ctx.iteration:
+                state.delete(self._again_key)  # counted before the run was interrupted
+                return
             used: int = state.get(key, 0)
             if used < limit:
                 state.set(key, used + 1)
+                turn = self._turn(ctx)
+                if turn is not None and not turn["model"]:  # the first: one a resume redoes
+                    state.set(self._turn_key, {**turn, "model": True})
                 return
         ctx.abort(f"CallLimit: model_calls={limit} reached")
 
@@ -121,6 +132,9 @@ class CallLimit(Middleware):
         own_key = f"{self._key}:tool:{call.name}"
         state = ctx.state
         with self._lock:
+            turn = self._turn(ctx)
+            if turn is not None and call.id in turn["tools"]:
+                return None  # counted before the run was interrupted
             used_total: int = state.get(total_key, 0)
             used_own: int = state.get(own_key, 0)
             if total is not None and used_total >= total:
@@ -131,4 +145,25 @@ class CallLimit(Middleware):
                 state.set(total_key, used_total + 1)
             if own is not None:
                 state.set(own_key, used_own + 1)
+            if turn is not None:
+                state.set(self._turn_key, {**turn, "tools": [*turn["tools"], call.id]})
         return None
+
+    @before_agent
+    def note_resume(self, setup: AgentSetup, ctx: RunContext[Any]) -> None:
+        """`before_agent` runs again on resume: a run paused in its iteration `i` before the
+        model answered was saved at iteration `i - 1`, and redoes `i`, so the model call
+        counted in `i` comes again (and counts once)."""
+        turn = ctx.state.get(self._turn_key)
+        if turn is not None and turn["model"] and turn["iteration"] == ctx.iteration + 1:
+            ctx.state.set(self._again_key, turn["iteration"])
+
+    def _turn(self, ctx: RunContext[Any]) -> dict[str, Any] | None:
+        """The record of what was counted in the agent's current iteration (a new one for
+        a new iteration); None outside an agent, where no call runs again."""
+        if ctx.iteration == 0:
+            return None
+        turn: dict[str, Any] | None = ctx.state.get(self._turn_key)
+        if turn is None or turn["iteration"] != ctx.iteration:
+            turn = {"iteration": ctx.iteration, "model": False, "tools": []}
+        return turn

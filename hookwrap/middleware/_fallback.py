@@ -96,13 +96,21 @@ def _streamed(alternative: ModelCaller, request: ModelRequest) -> Any:
     return _chunks(first, items)
 
 
+def _carried(chunk: Chunk) -> Chunk | None:
+    """`chunk` as the caller's stream takes it: its content, not the alternative's native
+    event (read as the caller's own, its ids and model would be the alternative's). A
+    custom chunk is nothing but such an event: it is left out, as it is from the whole
+    answer of an alternative."""
+    return None if chunk.kind == "custom" else chunk.replace(raw=None)
+
+
 def _chunks(first: Chunk, items: Generator[Chunk | ModelResponse, None, None]) -> Iterator[Chunk]:
-    # another provider's native chunk would be read as the caller's own: leave it out
     try:
-        yield first.replace(raw=None)
+        if (chunk := _carried(first)) is not None:
+            yield chunk
         for item in items:
-            if isinstance(item, Chunk):
-                yield item.replace(raw=None)
+            if isinstance(item, Chunk) and (chunk := _carried(item)) is not None:
+                yield chunk
     finally:
         items.close()
 
@@ -125,10 +133,11 @@ async def _achunks(
     first: Chunk, items: AsyncGenerator[Chunk | ModelResponse, None]
 ) -> AsyncIterator[Chunk]:
     try:
-        yield first.replace(raw=None)
+        if (chunk := _carried(first)) is not None:
+            yield chunk
         async for item in items:
-            if isinstance(item, Chunk):
-                yield item.replace(raw=None)
+            if isinstance(item, Chunk) and (chunk := _carried(item)) is not None:
+                yield chunk
     finally:
         await items.aclose()
 
