@@ -223,9 +223,9 @@ class _Shared:
             run = RunState(is_async=self.is_async, one_call=True) if self.lifecycle else None
             return RunContext(run, phase, self.is_async)
         ctx: RunContext[Any] = RunContext(parent.run, phase)
-        if parent._handing:  # pyright: ignore[reportPrivateUsage]
+        if _handover.get() is parent:
             # the target of `parent`'s call, wrapped itself: the same call, one layer in
-            parent._handing = False  # pyright: ignore[reportPrivateUsage]
+            _handover.set(None)
             ctx._call_id = parent.call_id  # pyright: ignore[reportPrivateUsage]
             ctx._call_state = parent.call_state  # pyright: ignore[reportPrivateUsage]
         return ctx
@@ -360,17 +360,16 @@ class ModelEngine(_Shared):
 
     async def _inner_async(self, request: ModelRequest, view: bool = True) -> Any:
         adapter = self.adapter
-        ctx = current_var.get() if self.hands_over else None
+        # (set in this task's context only: a task a hook started beside it takes nothing)
+        token = _handover.set(current_var.get()) if self.hands_over else None
         try:
-            if ctx is not None:
-                ctx._handing = True  # pyright: ignore[reportPrivateUsage]
             try:
                 native = adapter.invoke(request)
                 if not is_stream(native) and hasattr(native, "__await__"):
                     native = await native
             finally:
-                if ctx is not None:
-                    ctx._handing = False  # pyright: ignore[reportPrivateUsage]
+                if token is not None:
+                    _handover.reset(token)
             call = request.raw
             if is_stream(native):
                 if not hasattr(native.__class__, "__anext__"):
@@ -646,11 +645,11 @@ class ModelEngine(_Shared):
         if handing is None:
             yield from self.call(wrapped, instance, args, kwargs)
             return
-        handing._handing = True  # pyright: ignore[reportPrivateUsage]
+        token = _handover.set(handing)
         try:
             stream = self.call(wrapped, instance, args, kwargs)
         finally:
-            handing._handing = False  # pyright: ignore[reportPrivateUsage]
+            _handover.reset(token)
         yield from stream
 
     # -- async ----------------------------------------------------------------------------
@@ -852,14 +851,13 @@ class ModelEngine(_Shared):
     async def _apulled(
         self, handing: RunContext[Any] | None, wrapped: Any, instance: Any, args: Any, kwargs: Any
     ) -> AsyncIterator[Any]:
-        if handing is not None:
-            handing._handing = True  # pyright: ignore[reportPrivateUsage]
+        token = None if handing is None else _handover.set(handing)
         try:
             # cancelled before its first chunk, it is still a stream its consumer stopped
             stream = await self.acall(wrapped, instance, args, kwargs, CLOSED)
         finally:
-            if handing is not None:
-                handing._handing = False  # pyright: ignore[reportPrivateUsage]
+            if token is not None:
+                _handover.reset(token)
         try:
             async for item in stream:
                 yield item
@@ -899,24 +897,29 @@ def _assembled(
     return assemble([chunk for item in items for chunk in chunks_of(item)], model)
 
 
+# The call handing itself over to its target, while it calls it: a target wrapped itself
+# (a hookwrap proxy, an SDK's request path with a client's layers or a patch) is the same
+# call one layer in, and the first call it opens takes the `call_id` and `call_state` (and
+# sets this back to None). A context variable, so that only what runs in this very call's
+# context sees it: not a task or worker thread a hook started beside it.
+_handover: contextvars.ContextVar[RunContext[Any] | None] = contextvars.ContextVar(
+    "hookwrap.handover", default=None
+)
+
+
 def _handing() -> RunContext[Any] | None:
     """The current call if it is handing itself over to the target being called now."""
     parent = current_var.get()
-    return parent if parent is not None and parent._handing else None  # pyright: ignore[reportPrivateUsage]
+    return parent if parent is not None and _handover.get() is parent else None
 
 
 def _handed(adapter: Adapter, request: ModelRequest) -> Any:
-    """`adapter.invoke(request)` for a target whose own hooks (a wrapped model's, those of
-    an SDK client's layers or of a patch) run as part of this call: the first call opened
-    inside takes this call's `call_id` and `call_state`."""
-    ctx = current_var.get()
-    if ctx is None:
-        return adapter.invoke(request)
-    ctx._handing = True  # pyright: ignore[reportPrivateUsage]
+    """`adapter.invoke(request)` for a target whose own hooks run as part of this call."""
+    token = _handover.set(current_var.get())
     try:
         return adapter.invoke(request)
     finally:
-        ctx._handing = False  # pyright: ignore[reportPrivateUsage]
+        _handover.reset(token)
 
 
 def _tool_context(
@@ -1011,7 +1014,10 @@ async def _aclose(chunks: Any, call: Call) -> None:
     for stream in (chunks, *(call.extra or ())):
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
-            await aclose()
+            try:
+                await aclose()
+            except RuntimeError:  # "already running": another task reads it (a hook's), and
+                pass  # closes it when its read returns
 
 
 # -- tools ----------------------------------------------------------------------------------

@@ -185,16 +185,7 @@ class RunContext(Generic[C]):
     model or tool call: `phase`, `call_id`, `call_state`, `chunk_index`.
     """
 
-    __slots__ = (
-        "_async",
-        "_call_id",
-        "_call_state",
-        "_counted",
-        "_handing",
-        "_run",
-        "chunk_index",
-        "phase",
-    )
+    __slots__ = ("_async", "_call_id", "_call_state", "_counted", "_run", "chunk_index", "phase")
 
     def __init__(self, run: RunState | None, phase: Phase = "init", is_async: bool = False) -> None:
         self._run = run
@@ -205,9 +196,6 @@ class RunContext(Generic[C]):
         self._call_state: dict[str, Any] | None = None
         # whether a wrapped model inside this call added its usage to the run already
         self._counted = False
-        # whether this call is handing itself to the hooks of its target, a wrapped model
-        # or an SDK's request path: the next call opened in it is this call, one layer in
-        self._handing = False
 
     # -- run-wide -------------------------------------------------------------------------
 

@@ -175,3 +175,60 @@ def test_a_tool_called_inside_a_tool_is_a_call_of_its_own() -> None:
 
     assert outer(1) == 4
     assert states == [{}, {}]
+
+
+def test_a_judge_inside_a_layer_without_hooks_is_a_call_of_its_own() -> None:
+    ids: list[tuple[str, Any]] = []
+
+    @hw.before_model
+    def note(request: hw.ModelRequest, ctx: hw.RunContext) -> None:
+        ids.append((ctx.call_id, dict(ctx.call_state)))
+        ctx.call_state["seen"] = True
+
+    judge = hw.model(lambda messages: "fine", use=[note])
+
+    @hw.model  # wrapped, with no hooks: called directly, no call of its own
+    def llm(messages: list[dict[str, Any]]) -> str:
+        return "answer, " + judge(messages)
+
+    assert hw.model(llm, use=[note])(USER) == "answer, fine"
+    (outer, _), (inner, inner_state) = ids
+    assert inner != outer
+    assert inner_state == {}
+
+
+def test_a_judge_asked_beside_the_model_is_a_call_of_its_own() -> None:
+    """An async wrap hook asks a judge in a task beside the model's call, while the model's
+    HTTP request is under way."""
+    seen: list[Any] = []
+
+    @hw.before_model
+    def judge_note(request: hw.ModelRequest, ctx: hw.RunContext) -> None:
+        seen.append((ctx.call_id, dict(ctx.call_state)))
+
+    async def verdict(messages: list[dict[str, Any]]) -> str:
+        return "safe"
+
+    judge = hw.model(verdict, use=[judge_note])
+
+    @hw.wrap_model
+    async def moderate(request: hw.ModelRequest, call_next: Any, ctx: hw.RunContext) -> Any:
+        ctx.call_state["secret"] = ctx.call_id
+        response, _ = await asyncio.gather(call_next(request), judge(USER))
+        return response
+
+    provider = FakeProvider("hello")
+
+    async def main() -> str:
+        with provider.serve() as url:  # a real socket: the request waits for its answer
+            client = hw.wrap(provider.openai(True, url=url), use=[moderate])
+            try:
+                answer = await client.chat.completions.create(model="m", messages=USER)  # type: ignore[arg-type]
+            finally:
+                await client.close()
+            return str(answer.choices[0].message.content)
+
+    assert asyncio.run(main()) == "hello"
+    [(judge_id, judge_state)] = seen
+    assert judge_state == {}
+    assert not judge_id.startswith("x")  # an id of its own was made

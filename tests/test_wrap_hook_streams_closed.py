@@ -182,3 +182,47 @@ def test_a_stream_answered_as_a_whole_is_closed() -> None:
     answer = asyncio.run(hw.wrap(amodel, use=[whole_instead])(messages=USER))
     assert answer == "canned answer"
     assert closed == ["close", "aclose"]
+
+
+def test_a_stream_a_hook_still_reads_in_a_task_of_its_own_ends_the_call_cleanly() -> None:
+    """Closing the model's stream at the call's end leaves one another task is reading to
+    that task, rather than failing the caller's finished stream."""
+    finished: list[Any] = []
+
+    @hw.on_finish
+    def done(info: hw.FinishInfo) -> None:
+        finished.append(info.error)
+
+    @hw.wrap_model
+    async def first_sentence(request: hw.ModelRequest, call_next: Any) -> Any:
+        stream = await call_next(request)
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+
+        async def pump() -> None:
+            async for chunk in stream:
+                await queue.put(chunk)
+            await queue.put(None)
+
+        task = asyncio.create_task(pump())
+
+        async def mine() -> Any:
+            while (chunk := await queue.get()) is not None:
+                yield chunk
+                if chunk.text.endswith("."):
+                    task.cancel()
+                    return
+
+        return mine()
+
+    async def llm(messages: list[Any]) -> Any:
+        for piece in ["Hi there.", " more", " text"]:
+            await asyncio.sleep(0.01)
+            yield piece
+
+    ask = hw.model(llm, use=[first_sentence, done])
+
+    async def main() -> list[str]:
+        return [piece async for piece in ask([{"role": "user", "content": "hi"}])]
+
+    assert asyncio.run(main()) == ["Hi there."]
+    assert finished == [None]

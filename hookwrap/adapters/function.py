@@ -540,9 +540,10 @@ class FunctionAdapter(Adapter):
         return [response.text]
 
     def hands_over(self) -> bool:
-        # only a target wrapped by hookwrap itself: a model called inside the function (a
-        # judge) makes a call of its own
-        return getattr(self.fn, "_self_chain", None) is not None
+        # only a target hookwrap wrapped with hooks (a call of its own is opened at once):
+        # a model called inside the function (a judge) makes a call of its own
+        chain = getattr(self.fn, "_self_chain", None)
+        return chain is not None and bool(chain.hooks)
 
     def is_stream(self, value: Any) -> bool:
         return is_stream(value)
