@@ -5,11 +5,13 @@ any other alternative does: one id on every chunk, the caller's model on every c
 from __future__ import annotations
 
 import asyncio
-import functools
+import json
 import logging
 from typing import Any
 
+import openai
 import pytest
+from canned_sse import sse_client
 
 import hookwrap as hw
 from hookwrap.middleware import Fallback
@@ -96,25 +98,21 @@ def test_the_stream_helper_gives_the_asked_model_and_one_id() -> None:
     assert final.choices[0].message.content == "the answer here"
 
 
-@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-def test_a_responses_stream_from_another_responses_method_names_the_asked_model(
-    is_async: bool,
-) -> None:
-    primary, other = FakeProvider(["never"]), FakeProvider(["the answer here"])
+def test_a_refusal_streamed_by_another_openai_client_reaches_the_caller() -> None:
+    """Its own SDK's content that has no neutral form (a refusal) is carried over too."""
+    head = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-alt"}
+    deltas = [{"role": "assistant", "content": ""}, {"content": "Hi"}, {"refusal": "No."}, {}]
+    events = [
+        {**head, "choices": [{"index": 0, "delta": d, "finish_reason": None if d else "stop"}]}
+        for d in deltas
+    ]
+    body = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+    primary = FakeProvider()
     primary.fail(500)
-    method = other.openai(async_=is_async, max_retries=0).responses.create
-    fallback = Fallback(models=[functools.partial(method, model="gpt-other")])
-    client: Any = hw.wrap(primary.openai(async_=is_async, max_retries=0), use=[fallback])
-    if is_async:
-
-        async def read() -> list[Any]:
-            stream = await client.responses.create(model="gpt-asked", input="hi", stream=True)
-            return [event async for event in stream]
-
-        events = asyncio.run(read())
-    else:
-        events = list(client.responses.create(model="gpt-asked", input="hi", stream=True))
-    answers = [event.response for event in events if hasattr(event, "response")]
-    assert answers
-    assert {(a.id, a.model) for a in answers} == {(answers[0].id, "gpt-asked")}
-    assert answers[-1].output_text == "the answer here"
+    alternative = sse_client(openai, False, body.encode())
+    client: Any = hw.wrap(primary.openai(max_retries=0), use=[Fallback(models=[alternative])])
+    with client.chat.completions.stream(
+        model="gpt-asked", messages=[{"role": "user", "content": "q"}]
+    ) as stream:
+        message = stream.get_final_completion().choices[0].message
+    assert (message.content, message.refusal) == ("Hi", "No.")

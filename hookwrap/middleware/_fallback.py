@@ -98,10 +98,31 @@ def _streamed(alternative: ModelCaller, request: ModelRequest) -> Any:
 
 def _carried(chunk: Chunk) -> Chunk | None:
     """`chunk` as the caller's stream takes it: its content, not the alternative's native
-    event (read as the caller's own, its ids and model would be the alternative's). A
-    custom chunk is nothing but such an event: it is left out, as it is from the whole
-    answer of an alternative."""
-    return None if chunk.kind == "custom" else chunk.replace(raw=None)
+    event (read as the caller's own, its ids and model would be the alternative's).
+
+    The event that opens an OpenAI chat stream (the role, and nothing else) is left out:
+    taken for the opening of the caller's stream, it would keep the caller's stream from
+    being framed anew, under one id and the model the caller asked for. Other custom
+    chunks (a refusal, a signature, a citation) carry content of the same SDK's caller."""
+    if chunk.kind == "custom" and chunk.name == "openai.chat.role" and not _refusal(chunk):
+        return None
+    return chunk.replace(raw=None)
+
+
+def _refusal(chunk: Chunk) -> bool:
+    """Whether a chat chunk's event carries refusal text."""
+    data: object = chunk.value
+    if not isinstance(data, dict):
+        return False
+    choices: object = cast("dict[str, object]", data).get("choices")
+    if not isinstance(choices, list):
+        return False
+    for choice in cast("list[object]", choices):
+        if isinstance(choice, dict):
+            delta: object = cast("dict[str, object]", choice).get("delta")
+            if isinstance(delta, dict) and cast("dict[str, object]", delta).get("refusal"):
+                return True
+    return False
 
 
 def _chunks(first: Chunk, items: Generator[Chunk | ModelResponse, None, None]) -> Iterator[Chunk]:
