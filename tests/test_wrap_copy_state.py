@@ -211,3 +211,24 @@ def test_an_anthropic_clients_middleware_runs_on_the_wrapped_client(
     sent = provider.requests[-1].headers  # (anthropic 2.x sends the key as a bearer token)
     assert "rotated" in (sent.get("x-api-key"), sent.get("authorization", "")[len("Bearer ") :])
     assert client.api_key == "test"
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_a_client_whose_resources_its_init_made_runs_the_hooks(is_async: bool) -> None:
+    """`AnthropicVertex` makes `messages` in `__init__`, not as a cached property: the
+    wrapped copy's own are made for it, so its calls run the hooks."""
+    anthropic = pytest.importorskip("anthropic")
+
+    @hw.before_model
+    def canned(request: hw.ModelRequest) -> Any:
+        return hw.Respond("from the hook")
+
+    cls = anthropic.AsyncAnthropicVertex if is_async else anthropic.AnthropicVertex
+    client = cls(region="us-east5", project_id="p", access_token="t", base_url="http://127.0.0.1:9")
+    wrapped = hw.wrap(client, use=[canned])
+    made = wrapped.messages.create(
+        model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}]
+    )
+    message = asyncio.run(made) if is_async else made
+    assert message.content[0].text == "from the hook"
+    assert client.messages._client is client  # the original's own, untouched

@@ -1398,15 +1398,18 @@ def _twin(client: Any) -> Any:
 
     What the SDK caches on a client is bound to it, so it is built again for the copy, or
     calls through it would reach the original, without hooks: its resources (`chat`,
-    `messages`, `with_raw_response`, ...: `cached_property`s) and anthropic's middleware
-    chain.
+    `messages`, `with_raw_response`, ...: `cached_property`s, or attributes its `__init__`
+    set) and anthropic's middleware chain.
     """
     twin = copy.copy(client)
     cls: type = client.__class__
     names: list[str] = list(twin.__dict__)
     for name in names:
+        value = twin.__dict__[name]
         if isinstance(inspect.getattr_static(cls, name, None), functools.cached_property):
             del twin.__dict__[name]
+        elif getattr(value, "_client", None) is client:  # a resource `__init__` made
+            twin.__dict__[name] = type(value)(twin)  # (`AnthropicVertex`, `AnthropicBedrock`)
     if getattr(twin, "_middleware_chain", None) is not None:  # anthropic 2.x
         twin._middleware_chain = twin._build_middleware_chain()
     return twin
