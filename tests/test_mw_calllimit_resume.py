@@ -194,3 +194,26 @@ def test_model_calls_made_in_a_tool_still_count_each() -> None:
     result = hw.Agent(asker, tools=[ask_twice], use=[limit]).run("go")
     assert result.status == "aborted"
     assert result.messages[-1].text.endswith("(CallLimit: model_calls=2 reached)")
+
+
+@pytest.mark.parametrize("call_id", ["call_1", ""], ids=["one id", "no id"])
+def test_calls_of_one_turn_that_share_an_id_each_count(call_id: str) -> None:
+    """Only a call counted before the run paused is let through uncounted on resume; calls
+    a model gives one id (or none) in one turn are calls each."""
+    ran: list[str] = []
+
+    @hw.tool
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        ran.append(url)
+        return "page " + url
+
+    def model(request: hw.ModelRequest) -> hw.Message:
+        if len(request.messages) > 2:
+            return hw.Message.assistant("done")
+        calls = tuple(hw.ToolCall(call_id, "fetch", {"url": u}) for u in "abc")
+        return hw.Message.assistant("", calls)
+
+    result = hw.Agent(model, tools=[fetch], use=[CallLimit(tool_calls=1)]).run("go")
+    assert result.status == "aborted"
+    assert ran == ["a"]

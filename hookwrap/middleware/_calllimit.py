@@ -85,6 +85,7 @@ class CallLimit(Middleware):
         # again: {"iteration": i, "model": bool, "tools": [tool call ids]}.
         self._turn_key = self._key + ":turn"
         self._again_key = self._key + ":again"  # the iteration whose model call comes again
+        self._again_tools_key = self._key + ":again_tools"  # the tool calls that come again
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -133,8 +134,17 @@ class CallLimit(Middleware):
         state = ctx.state
         with self._lock:
             turn = self._turn(ctx)
-            if turn is not None and call.id in turn["tools"]:
-                return None  # counted before the run was interrupted
+            again: dict[str, Any] | None = state.get(self._again_tools_key)
+            if (
+                again is not None
+                and again["iteration"] == ctx.iteration
+                and call.id in again["ids"]
+            ):
+                # counted before the run was interrupted: it runs again, and counts once
+                ids = list(again["ids"])
+                ids.remove(call.id)
+                state.set(self._again_tools_key, {**again, "ids": ids})
+                return None
             used_total: int = state.get(total_key, 0)
             used_own: int = state.get(own_key, 0)
             if total is not None and used_total >= total:
@@ -155,8 +165,13 @@ class CallLimit(Middleware):
         model answered was saved at iteration `i - 1`, and redoes `i`, so the model call
         counted in `i` comes again (and counts once)."""
         turn = ctx.state.get(self._turn_key)
-        if turn is not None and turn["model"] and turn["iteration"] == ctx.iteration + 1:
+        if turn is None:
+            return
+        if turn["model"] and turn["iteration"] == ctx.iteration + 1:
             ctx.state.set(self._again_key, turn["iteration"])
+        # the tool calls counted in the saved turn: those still pending run again, each once
+        # (a model may give two calls one id: only calls counted before the pause are skipped)
+        ctx.state.set(self._again_tools_key, {"iteration": turn["iteration"], "ids": turn["tools"]})
 
     def _turn(self, ctx: RunContext[Any]) -> dict[str, Any] | None:
         """The record of what was counted in the agent's current iteration (a new one for
