@@ -10,6 +10,8 @@ import asyncio
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
+
 import hookwrap as hw
 from hookwrap.middleware import Fallback
 from hookwrap.testing import FakeProvider
@@ -66,7 +68,8 @@ def test_a_streamed_model_wrapped_twice_is_one_call() -> None:
     assert seen == [True, True]
 
 
-def test_a_model_called_inside_the_model_is_a_call_of_its_own() -> None:
+@pytest.mark.parametrize("layer", [False, True], ids=["plain", "inside a layer without hooks"])
+def test_a_model_called_inside_the_model_is_a_call_of_its_own(layer: bool) -> None:
     ids: list[tuple[str, Any]] = []
 
     @hw.before_model
@@ -79,7 +82,9 @@ def test_a_model_called_inside_the_model_is_a_call_of_its_own() -> None:
     def llm(messages: list[dict[str, Any]]) -> str:
         return "answer, " + judge(messages)
 
-    assert hw.model(llm, use=[note])(USER) == "answer, fine"
+    # wrapped with no hooks, a layer is called directly: it opens no call of its own
+    target = hw.model(llm) if layer else llm
+    assert hw.model(target, use=[note])(USER) == "answer, fine"
     (outer, outer_state), (inner, inner_state) = ids
     assert inner != outer
     assert outer_state == {}
@@ -175,26 +180,6 @@ def test_a_tool_called_inside_a_tool_is_a_call_of_its_own() -> None:
 
     assert outer(1) == 4
     assert states == [{}, {}]
-
-
-def test_a_judge_inside_a_layer_without_hooks_is_a_call_of_its_own() -> None:
-    ids: list[tuple[str, Any]] = []
-
-    @hw.before_model
-    def note(request: hw.ModelRequest, ctx: hw.RunContext) -> None:
-        ids.append((ctx.call_id, dict(ctx.call_state)))
-        ctx.call_state["seen"] = True
-
-    judge = hw.model(lambda messages: "fine", use=[note])
-
-    @hw.model  # wrapped, with no hooks: called directly, no call of its own
-    def llm(messages: list[dict[str, Any]]) -> str:
-        return "answer, " + judge(messages)
-
-    assert hw.model(llm, use=[note])(USER) == "answer, fine"
-    (outer, _), (inner, inner_state) = ids
-    assert inner != outer
-    assert inner_state == {}
 
 
 def test_a_judge_asked_beside_the_model_is_a_call_of_its_own() -> None:
