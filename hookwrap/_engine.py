@@ -252,6 +252,7 @@ class ModelEngine(_Shared):
         "adapter",
         "after",
         "answer",
+        "answers_parent",
         "before",
         "chunk_hooks",
         "coerce",
@@ -282,6 +283,9 @@ class ModelEngine(_Shared):
         # (a run sums the usage its calls report, so a call inside one always has a view).
         self.unseen = not (chain["wrap_model"] or self.keep_chunks)
         self.hands_over = adapter.hands_over()
+        # a model a `Fallback` or `Agent` asks in place of the call it runs in (hookwrap's
+        # caller puts this hook on it): its answer is that call's, and so is its usage
+        self.answers_parent = any(h.spec.name == "hookwrap.carry_request" for h in chain.hooks)
 
         # what a stream from a wrap hook must be in this shape, decided once
         step, shape = ("__anext__", "an async") if is_async else ("__next__", "an")
@@ -601,9 +605,10 @@ class ModelEngine(_Shared):
         wants it (a one-call run with no terminal hooks counts nothing); else None, and a
         deferred view is left unread.
 
-        A call counts once: a wrapped target inside this call (a model wrapped twice, a
+        A call counts once: a wrapped target inside this call (a layer of the same call, a
         `Fallback`'s alternative) counted it already, and says so on `parent`, the call
-        it is the model of."""
+        it is the model of. A model called from inside the target (a judge) is a call of
+        its own: both count."""
         run = ctx._run  # pyright: ignore[reportPrivateUsage]
         if run is None and not self.usage:
             return None
@@ -611,7 +616,7 @@ class ModelEngine(_Shared):
         if usage is not None and run is not None:
             if not ctx._counted:  # pyright: ignore[reportPrivateUsage]
                 _count(run, usage)
-            if parent is not None:
+            if parent is not None and (self.answers_parent or _layer_of(ctx, parent)):
                 parent._counted = True  # pyright: ignore[reportPrivateUsage]
         return usage
 
@@ -920,6 +925,12 @@ def _handed(adapter: Adapter, request: ModelRequest) -> Any:
         return adapter.invoke(request)
     finally:
         _handover.reset(token)
+
+
+def _layer_of(ctx: RunContext[Any], parent: RunContext[Any]) -> bool:
+    """Whether `ctx` is `parent`'s call one layer in (it took over its call state)."""
+    state = ctx._call_state  # pyright: ignore[reportPrivateUsage]
+    return state is not None and state is parent._call_state  # pyright: ignore[reportPrivateUsage]
 
 
 def _tool_context(
