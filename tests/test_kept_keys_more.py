@@ -230,3 +230,47 @@ def test_chat_stream_changed_tool_call_start_keeps_its_keys(hook: Any) -> None:
     assert (call["id"], call["type"], call["index"]) == ("call_1", "function", 0)
     changed = {"name": "search"} if hook is rename else {"arguments": '{"q": '}
     assert call["function"] == {**START["function"], **changed}
+
+
+@hw.before_model
+def resign_images(request: hw.ModelRequest) -> hw.ModelRequest:
+    """Points every image at another URL (a signed copy, say)."""
+
+    def edit(m: hw.Message) -> hw.Message:
+        if isinstance(m.content, str):
+            return m
+        parts = (
+            p.replace(url=p.url + "?signed") if isinstance(p, hw.ImagePart) else p
+            for p in m.content
+        )
+        return m.replace(content=tuple(parts))
+
+    return request.replace(messages=tuple(map(edit, request.messages)))
+
+
+@pytest.mark.parametrize(
+    ("part", "moved"),
+    [
+        (
+            {"type": "image_url", "image_url": {"url": "https://x/a.png", "detail": "low"}},
+            {"type": "image_url", "image_url": {"url": "https://x/a.png?signed", "detail": "low"}},
+        ),
+        (
+            {"type": "input_image", "image_url": "https://x/a.png", "detail": "low"},
+            {"type": "input_image", "image_url": "https://x/a.png?signed", "detail": "low"},
+        ),
+        (
+            {"type": "image", "url": "https://x/a.png", "media_type": "image/png", "k": 1},
+            {"type": "image", "url": "https://x/a.png?signed", "media_type": "image/png", "k": 1},
+        ),
+    ],
+    ids=["chat", "responses", "flat"],
+)
+def test_a_function_image_moved_by_a_hook_keeps_its_other_keys(
+    part: dict[str, Any], moved: dict[str, Any]
+) -> None:
+    """`detail` decides what an image costs: a hook that only moves the image keeps it, and
+    the URL goes where the caller put it."""
+    given = [{"role": "user", "content": [{"type": "text", "text": "look"}, part]}]
+    got = received(resign_images, given)
+    assert got == [{"role": "user", "content": [{"type": "text", "text": "look"}, moved]}]

@@ -237,3 +237,39 @@ def test_a_changed_responses_tool_gets_no_strict_the_caller_did_not_write(stream
         "name": "clock",
         "parameters": {"type": "object", "properties": {}},
     }
+
+
+# -- image parts --------------------------------------------------------------------------------
+
+
+@hw.before_model
+def resign_images(request: hw.ModelRequest) -> hw.ModelRequest:
+    """Points every image at another URL (a signed copy, say)."""
+
+    def edit(m: hw.Message) -> hw.Message:
+        if isinstance(m.content, str):
+            return m
+        parts = (
+            p.replace(url=p.url + "?signed") if isinstance(p, hw.ImagePart) else p
+            for p in m.content
+        )
+        return m.replace(content=tuple(parts))
+
+    return request.replace(messages=tuple(map(edit, request.messages)))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_changed_image_part_keeps_its_detail(stream: bool) -> None:
+    """`detail` decides what an image costs; a hook that only moves the image to another
+    URL keeps it, in chat's nested object as beside a Responses URL."""
+    fake = FakeProvider(["ok", "ok"])
+    client = hw.wrap(fake.openai(), use=[resign_images])
+    chat_part = {"type": "image_url", "image_url": {"url": "https://x/a.png", "detail": "low"}}
+    resp_part = {"type": "input_image", "image_url": "https://x/a.png", "detail": "low"}
+    call(client, "chat", stream, messages=[{"role": "user", "content": [chat_part]}])
+    call(client, "responses", stream, input=[{"role": "user", "content": [resp_part]}])
+    sent_chat = fake.requests[0].body["messages"][0]["content"]
+    sent_resp = fake.requests[1].body["input"][0]["content"]
+    signed = "https://x/a.png?signed"
+    assert sent_chat == [{"type": "image_url", "image_url": {"url": signed, "detail": "low"}}]
+    assert sent_resp == [{"type": "input_image", "image_url": signed, "detail": "low"}]

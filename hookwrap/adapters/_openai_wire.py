@@ -191,6 +191,8 @@ def _content_out(
                 out.append(item)
             elif isinstance(part, TextPart) and isinstance(was, TextPart):
                 out.append(_retexted(item, part.text))
+            elif isinstance(part, ImagePart) and isinstance(was, ImagePart):
+                out.append(_reimaged(item, part.url))
             else:
                 out.append(part_out(part))
     out.extend(map(part_out, new))
@@ -204,6 +206,15 @@ def _retexted(part: Mapping[str, Any], text: str) -> _J:
     if "logprobs" in out:
         out["logprobs"] = []
     return out
+
+
+def _reimaged(part: Mapping[str, Any], url: str) -> _J:
+    """An image part with a new URL. Its other keys stay (`detail`, which decides what the
+    image costs), in chat's nested `image_url` object as beside a Responses URL."""
+    nested = _obj(part.get("image_url"))
+    if nested is not None:
+        return {**part, "image_url": {**nested, "url": url}}
+    return {**part, "image_url": url}
 
 
 # -- messages and tools, shared by the two chat-shaped APIs --------------------------------------

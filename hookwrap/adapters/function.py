@@ -36,6 +36,7 @@ from .._hooks import describe
 from .._types import (
     DROP,
     Chunk,
+    ImagePart,
     Message,
     ModelRequest,
     ModelResponse,
@@ -595,8 +596,8 @@ def _message_over(message: Message, was: Message, old: Mapping[str, Any]) -> dic
     """`message`, changed by a hook, as a chat dict written over `old`, the dict it was
     read from (`was`), as the OpenAI adapters write a message back: keys a `Message` does
     not model stay (`metadata`), and so do the role's spelling ("developer"), the items of
-    unchanged parts and tool calls, a changed text part's other keys (`cache_control`) and
-    a changed call's other keys. A str given for parts is split across the text parts
+    unchanged parts and tool calls, a changed text or image part's other keys (`cache_control`,
+    `detail`) and a changed call's other keys. A str given for parts is split across the text parts
     (`split_text`); no image is left, as with every SDK."""
     from ._wire import split_text
 
@@ -624,6 +625,8 @@ def _message_over(message: Message, was: Message, old: Mapping[str, Any]) -> dic
                 parts[k] = olds[i]
             elif isinstance(part, TextPart) and isinstance(olds[i], Mapping):
                 parts[k] = _retexted(cast("Mapping[str, Any]", olds[i]), part.text)
+            elif isinstance(part, ImagePart) and isinstance(olds[i], Mapping):
+                parts[k] = _reimaged(cast("Mapping[str, Any]", olds[i]), part)
     if message.tool_calls:
         out["tool_calls"] = list(map(_call_over, message.tool_calls, fresh["tool_calls"]))
     return out
@@ -635,6 +638,22 @@ def _retexted(part: Mapping[str, Any], text: str) -> dict[str, Any]:
     out = {**part, "text": text}
     if "logprobs" in out:
         out["logprobs"] = []
+    return out
+
+
+def _reimaged(part: Mapping[str, Any], image: ImagePart) -> dict[str, Any]:
+    """An image part with a new URL (or media type), the URL where the caller put it: its
+    other keys stay (`detail`, which decides what the image costs)."""
+    out = {**part}
+    nested: Any = part.get("image_url")
+    if isinstance(nested, Mapping):
+        out["image_url"] = {**cast("Mapping[str, Any]", nested), "url": image.url}
+    else:
+        out["image_url" if "image_url" in part else "url"] = image.url
+    if image.media_type:
+        out["media_type"] = image.media_type
+    else:
+        out.pop("media_type", None)
     return out
 
 
