@@ -49,21 +49,6 @@ __all__ = [
 ]
 
 
-class _Captured:
-    """What a captured `_process_response` call was told besides the response: how many
-    retries the SDK took, for the response the hooks' call is parsed into."""
-
-    __slots__ = ("retries",)
-
-    def __init__(self) -> None:
-        self.retries = 0
-
-
-# Set while hookwrap itself calls the SDK's `request`: `_process_response` then hands back
-# the HTTP response instead of parsing it, so the hooks can read and rewrite it first.
-_capture: ContextVar[_Captured | None] = ContextVar("hookwrap_capture", default=None)
-
-
 class Exchange:
     """One model call's native side: the client, its wire, and what came back."""
 
@@ -80,7 +65,7 @@ class Exchange:
         "wire",
     )
 
-    def __init__(self, client: Any, wire: Wire, capture: _Captured | None) -> None:
+    def __init__(self, client: Any, wire: Wire, capture: Exchange | None) -> None:
         self.client = client
         self.wire = wire
         self.capture = capture  # an outer layer wants the HTTP response, not SDK objects
@@ -91,6 +76,12 @@ class Exchange:
         self.live = False  # whether `http`'s events are being read, between two of them
         self.failed: BaseException | None = None  # the SDK's error, for that reading to raise
         self.parsed = False  # an SDK stream reads its events (see `_raise_as_sdk`)
+
+
+# Set while hookwrap itself calls the SDK's `request`, to the call's `Exchange`:
+# `_process_response` then hands back the HTTP response instead of parsing it (noting the
+# retries the SDK took in `Exchange.retries`), so the hooks can read and rewrite it first.
+_capture: ContextVar[Exchange | None] = ContextVar("hookwrap_capture", default=None)
 
 
 def wire_for(wires: Sequence[Wire], options: Any) -> Wire | None:
@@ -188,7 +179,7 @@ def finalize_hooked(original: Callable[..., Any]) -> Callable[..., Any]:
     return finalize
 
 
-def _answered(client: Any, captured: _Captured, result: Any, request: Any) -> Any:
+def _answered(client: Any, captured: Exchange, result: Any, request: Any) -> Any:
     """The HTTP response of `result`, what a client's middleware chain answered `request`
     with, marked raw only if the caller asked for the raw response.
 
@@ -738,14 +729,12 @@ class ApiClientAdapter(Adapter):
             unchanged = False
         # unchanged: `_send_options`, without a call
         options = call.args[1] if unchanged else self._send_options(request, call)
-        captured = _Captured()
-        token = _capture.set(captured)
+        ex: Exchange = call.args[2]
+        token = _capture.set(ex)
         try:
-            http = call.fn(call.args[0], options, **call.kwargs)
+            http = ex.http = call.fn(call.args[0], options, **call.kwargs)
         finally:
             _capture.reset(token)
-        ex: Exchange = call.args[2]
-        ex.http, ex.retries = http, captured.retries
         if call.kwargs["stream"]:
             return _HttpEvents(http, ex)
         http.read()  # `with_streaming_response` leaves the body unread; hooks need it
@@ -753,14 +742,12 @@ class ApiClientAdapter(Adapter):
 
     async def _ainvoke(self, request: ModelRequest, call: Call) -> Any:
         options = self._send_options(request, call)
-        captured = _Captured()
-        token = _capture.set(captured)
+        ex: Exchange = call.args[2]
+        token = _capture.set(ex)
         try:
-            http = await call.fn(call.args[0], options, **call.kwargs)
+            http = ex.http = await call.fn(call.args[0], options, **call.kwargs)
         finally:
             _capture.reset(token)
-        ex: Exchange = call.args[2]
-        ex.http, ex.retries = http, captured.retries
         if call.kwargs["stream"]:
             return _AsyncHttpEvents(http, ex)
         await http.aread()
