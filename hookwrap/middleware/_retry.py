@@ -15,6 +15,7 @@ from .._errors import Aborted, Interrupt, add_note, check_int
 from .._hooks import Middleware, async_twin, wrap_model, wrap_tool
 from .._types import ModelRequest, ToolCall
 from ._shared import aprimed, error_matcher, primed
+from ._timeout import given_up
 
 __all__ = ["Retry", "is_transient"]
 
@@ -82,6 +83,16 @@ def retry_after(exc: BaseException) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())  # a date in the past asks for no wait
+
+
+def _slept(seconds: float) -> bool:
+    """Wait `seconds` before the next attempt of a sync call; False, at once, when the
+    `Timeout` around the call gives up on it (its caller has gone: no attempt follows)."""
+    gone = given_up()
+    if gone is None:
+        time.sleep(seconds)
+        return True
+    return not gone.wait(seconds)
 
 
 def _number(name: str, value: object, expected: str, minimum: float) -> float:
@@ -164,6 +175,9 @@ class Retry(Middleware):
             return False
         if not isinstance(error, Exception):  # KeyboardInterrupt, cancellation, exits
             return False
+        gone = given_up()
+        if gone is not None and gone.is_set():  # a sync call its Timeout gave up on
+            return False
         return bool(self.retry_on(error))
 
     def _wait(self, retry: int, error: BaseException, what: str) -> float:
@@ -211,10 +225,12 @@ class Retry(Middleware):
                     return primed(response)
                 return response
             except BaseException as error:
-                if not self._should_retry(retry, error):
+                if not (
+                    self._should_retry(retry, error)
+                    and _slept(self._wait(retry, error, "model call"))
+                ):
                     self._gave_up(error, retry)
                     raise
-                time.sleep(self._wait(retry, error, "model call"))
             retry += 1
 
     # -- tool calls ---------------------------------------------------------------------------
@@ -239,8 +255,11 @@ class Retry(Middleware):
             try:
                 return call_next(call)
             except BaseException as error:
-                if not self.retry_tools or not self._should_retry(retry, error):
+                if not (
+                    self.retry_tools
+                    and self._should_retry(retry, error)
+                    and _slept(self._wait(retry, error, f"tool {call.name!r}"))
+                ):
                     self._gave_up(error, retry)
                     raise
-                time.sleep(self._wait(retry, error, f"tool {call.name!r}"))
             retry += 1

@@ -21,6 +21,20 @@ __all__ = ["Timeout"]
 _LATE: Any = object()  # what a call that missed its limit gives instead of a result
 _END: Any = object()
 
+# Set, in the context a sync call runs in inside its worker, to an event that is set when
+# the caller has left before the call returned (its limit passed, or the wait was
+# interrupted). The call itself cannot be stopped; what it would start anew can be: `Retry`
+# inside makes no further attempt once the event is set, and wakes from its backoff.
+_given_up: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "hookwrap.timeout_given_up", default=None
+)
+
+
+def given_up() -> threading.Event | None:
+    """The event set once the `Timeout` around the running sync call has given up on it;
+    None outside such a call."""
+    return _given_up.get()
+
 
 def _seconds(name: str, value: object) -> float | None:
     """`value` checked as a limit for `Timeout(name=...)`."""
@@ -166,6 +180,22 @@ _POOL_LOCK = threading.Lock()
 _EMPTY = contextvars.Context()
 
 
+def _limited(
+    seconds: float, context: contextvars.Context, fn: Callable[[Any], Any], arg: Any
+) -> Any:
+    """`fn(arg)` run by a worker in `context`: its value, its error raised here, or `_LATE`.
+    A call the caller leaves before it returns is marked given up (see `_given_up`)."""
+    gone = threading.Event()
+    context.run(_given_up.set, gone)
+    worker = _Worker.take(context)
+    try:
+        return worker.run(seconds, fn, arg)
+    finally:
+        if worker.late is not None:
+            gone.set()
+        worker.stop()
+
+
 if sys.version_info >= (3, 11):
 
     async def _within(awaitable: Awaitable[Any], seconds: float) -> Any:
@@ -196,9 +226,9 @@ class Timeout(Middleware):
     calls are cancelled (an SDK's HTTP request is aborted). Sync calls run in a worker
     thread, since Python cannot stop a running function: the caller gets the error at the
     limit while the call goes on in the background until it returns, and its result or
-    error is then dropped. In a streamed model call the limit applies to getting the
-    stream (the request and the response headers) and to each wait for the next chunk,
-    not to the time the caller spends reading.
+    error is then dropped (a `Retry` inside starts no further attempt). In a streamed
+    model call the limit applies to getting the stream (the request and the response
+    headers) and to each wait for the next chunk, not to the time the caller spends reading.
     """
 
     name = "Timeout"
@@ -233,11 +263,7 @@ class Timeout(Middleware):
         if seconds is None:
             return call_next(request)
         context = contextvars.copy_context()
-        worker = _Worker.take(context)
-        try:
-            response = worker.run(seconds, call_next, request)
-        finally:
-            worker.stop()
+        response = _limited(seconds, context, call_next, request)
         if response is _LATE:
             raise TimeoutError(f"model call{_to(request)} exceeded Timeout(model={seconds!r})")
         if is_stream(response):
@@ -316,11 +342,7 @@ class Timeout(Middleware):
         seconds = self.tool
         if seconds is None:
             return call_next(call)
-        worker = _Worker.take(contextvars.copy_context())
-        try:
-            result = worker.run(seconds, call_next, call)
-        finally:
-            worker.stop()
+        result = _limited(seconds, contextvars.copy_context(), call_next, call)
         if result is _LATE:
             raise TimeoutError(f"tool {call.name!r} exceeded Timeout(tool={seconds!r})")
         return result
