@@ -570,3 +570,23 @@ def test_a_partial_of_an_async_function_or_generator_is_an_async_target() -> Non
 
     assert asyncio.run(main()) == ["answer from m", "s!"]
     assert seen == ["m", "s"]
+
+
+def test_call_next_kept_past_its_call_is_a_clear_error() -> None:
+    """A hook that keeps `call_next` and calls it once the call is over (as a retry left
+    running in a sync Timeout's worker would) gets an error saying so, not an assertion."""
+    kept: list[Any] = []
+
+    @hw.wrap_model
+    def keep(request: hw.ModelRequest, call_next: Callable[..., Any]) -> Any:
+        kept.append((request, call_next))
+        return call_next(request)
+
+    def model(prompt: str) -> str:
+        return prompt
+
+    assert hw.model(model, use=[keep])("hi") == "hi"
+    request, call_next = kept[0]
+    for late in (request, request.replace(messages=(hw.Message.user("again"),))):
+        with pytest.raises(RuntimeError, match="for a call that is over"):
+            call_next(late)

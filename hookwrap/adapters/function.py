@@ -291,7 +291,12 @@ class FunctionAdapter(Adapter):
         self, request: ModelRequest, call: Call
     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
         original = call.request
-        assert original is not None
+        if original is None:  # let go of when the call ended (see `Call.release`)
+            raise RuntimeError(
+                f"a hook called the model of {describe(self.fn)} for a call that is over "
+                "(its caller has its answer or error already, as when a sync Timeout gave up "
+                "on it): call_next can call the model only while the call lasts"
+            )
         kwargs = dict(call.kwargs)
         args = call.args
         if self.form == "request":
