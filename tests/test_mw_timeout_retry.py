@@ -219,3 +219,51 @@ def test_async_late_attempt_is_retried_when_retry_is_outside() -> None:
 
     assert asyncio.run(llm("hi")) == "in time"
     assert calls == ["hi", "hi"]
+
+
+# -- Fallback: no alternative asked for a call its Timeout gave up on ------------------------------
+
+
+@pytest.mark.parametrize("alternative", ["function", "model name"])
+def test_sync_fallback_asks_no_alternative_after_the_timeout(
+    release: threading.Event, alternative: str
+) -> None:
+    """A `Fallback` inside a sync `Timeout` whose first model fails after the limit asks
+    none of its alternatives: each would be another (paid) model call nobody waits for."""
+    from hookwrap.middleware import Fallback
+
+    asked: list[str] = []
+    seen = Attempts()
+
+    def backup(prompt: str) -> str:
+        asked.append(prompt)
+        return "backup"
+
+    def llm(prompt: str, model: str = "main") -> str:
+        if model == "main":
+            release.wait(WAIT)
+            raise ConnectionError("connection reset")
+        asked.append(model)
+        return "other model"
+
+    models: list[Any] = [backup] if alternative == "function" else ["other"]
+    wrapped = hw.model(llm, use=[Timeout(model=QUICK), seen.ended, Fallback(models=models)])
+    with pytest.raises(TimeoutError):
+        wrapped("hi")
+    release.set()
+    seen.settled()
+    assert asked == []
+
+
+def test_sync_fallback_inside_the_limit_still_answers() -> None:
+    """The guard: an alternative answers a call whose first model failed in time."""
+    from hookwrap.middleware import Fallback
+
+    def llm(prompt: str) -> str:
+        raise ConnectionError("connection reset")
+
+    def backup(prompt: str) -> str:
+        return "backup"
+
+    wrapped = hw.model(llm, use=[Timeout(model=WAIT), Fallback(models=[backup])])
+    assert wrapped("hi") == "backup"

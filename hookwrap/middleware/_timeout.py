@@ -226,7 +226,7 @@ class Timeout(Middleware):
     calls are cancelled (an SDK's HTTP request is aborted). Sync calls run in a worker
     thread, since Python cannot stop a running function: the caller gets the error at the
     limit while the call goes on in the background until it returns, and its result or
-    error is then dropped (a `Retry` inside starts no further attempt). In a streamed
+    error is then dropped (a `Retry` or `Fallback` inside starts no further attempt). In a streamed
     model call the limit applies to getting the stream (the request and the response
     headers) and to each wait for the next chunk, not to the time the caller spends reading.
     """
