@@ -616,10 +616,12 @@ def test_a_middleware_none_of_whose_hooks_run_here_is_refused(tmp_path: Any) -> 
 
     only_tools = r"which a model call never has; give it to an hw.Agent\(use=...\) or hw.tool"
     with pytest.raises(
-        TypeError, match=r"ToolApproval has hooks only for before_tool, " + only_tools
+        TypeError, match=r"ToolApproval has hooks only for before_tool, before_agent, " + only_tools
     ):
         hw.model(answer, use=[ToolApproval(allowed_tools=["search"])])
-    with pytest.raises(TypeError, match=r"ToolCache has hooks only for wrap_tool, " + only_tools):
+    with pytest.raises(
+        TypeError, match=r"ToolCache has hooks only for wrap_tool, before_agent, " + only_tools
+    ):
         hw.wrap(FakeProvider().openai(), use=[ToolCache(ttl=60)])
     with pytest.raises(TypeError, match=r"ToolApproval has hooks only for before_tool"):
         hw.model(answer, use=[ToolApproval(allowed_tools=["search"]).approve])
@@ -627,7 +629,8 @@ def test_a_middleware_none_of_whose_hooks_run_here_is_refused(tmp_path: Any) -> 
         hw.tool(get_weather, use=[Filesystem(tmp_path)])
     # hooks for several targets: those for other stages are left for them, as before
     assert hw.tool(get_weather, use=[Retry(tools=True)])("Oslo") == "Oslo"
-    agent = hw.Agent(answer, use=[ToolApproval(allowed_tools=["get_weather"]), ToolCache()])
+    approval = ToolApproval(allowed_tools=["get_weather"])
+    agent = hw.Agent(answer, tools=[get_weather], use=[approval, ToolCache()])
     assert agent.run("hi").text == "echo: hi"
 
 

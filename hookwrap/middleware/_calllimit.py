@@ -11,6 +11,7 @@ from typing import Any, TypeGuard, cast
 from .._hooks import Middleware, before_agent, before_model, before_tool
 from .._run import RunContext
 from .._types import Abort, AgentSetup, ModelRequest, ToolCall
+from ._shared import AFTER_OTHERS, check_tool_names
 
 __all__ = ["CallLimit"]
 
@@ -57,7 +58,8 @@ class CallLimit(Middleware):
     a run, the one-call run of each call. The call that would go over a limit is refused
     with `hw.Aborted`, whose reason names the limit, e.g. ``"CallLimit: model_calls=3
     reached"``; a refused call is not counted. `None` means no limit. In an `hw.Agent`
-    run, a call that was interrupted and runs again on resume counts once.
+    run, a call that was interrupted and runs again on resume counts once, and a `per_tool`
+    name that is none of the agent's tools is a `ValueError` when the agent starts.
 
     Args:
         model_calls: model calls allowed per run.
@@ -172,6 +174,12 @@ class CallLimit(Middleware):
         # the tool calls counted in the saved turn: those still pending run again, each once
         # (a model may give two calls one id: only calls counted before the pause are skipped)
         ctx.state.set(self._again_tools_key, {"iteration": turn["iteration"], "ids": turn["tools"]})
+
+    @before_agent(priority=AFTER_OTHERS)
+    def check_per_tool(self, setup: AgentSetup) -> None:
+        """Refuse, as the agent starts, a `per_tool` name that is none of its tools (a typo):
+        its limit would never apply."""
+        check_tool_names("CallLimit(per_tool=...)", self.per_tool.keys(), setup)
 
     def _turn(self, ctx: RunContext[Any]) -> dict[str, Any] | None:
         """The record of what was counted in the agent's current iteration (a new one for

@@ -1,13 +1,45 @@
-"""What several built-in middleware share: which errors they act on, and streams read up
-to their first chunk, so that a failure before it can still be handled."""
+"""What several built-in middleware share: which errors they act on, streams read up to
+their first chunk, so that a failure before it can still be handled, and the check of the
+tool names they are given."""
 
 from __future__ import annotations
 
+import difflib
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from typing import Any, cast
 
-__all__ = ["aprimed", "error_matcher", "primed"]
+from .._types import AgentSetup
+from .._wrap import Tool
+
+__all__ = ["AFTER_OTHERS", "aprimed", "check_tool_names", "error_matcher", "primed"]
+
+#: The priority of the `before_agent` hooks that check tool names: after every other
+#: `before_agent` hook, since those may still add or remove tools.
+AFTER_OTHERS = -(1 << 62)
+
+
+def check_tool_names(argument: str, names: Collection[str], setup: AgentSetup) -> None:
+    """Refuse `names` (given as `argument`, e.g. ``"CallLimit(per_tool=...)"``) that are
+    none of the agent's tools: what the middleware does for them would never happen, and
+    nothing else would say so. Every tool the agent can run is in `setup.tools`, those a
+    middleware provides (`ToolSearch`'s hidden ones too) included."""
+    tools = sorted(
+        {t.name if isinstance(t, Tool) else getattr(t, "__name__", "") for t in setup.tools}
+    )
+    unknown = sorted(set(names).difference(tools))
+    if not unknown:
+        return
+    guesses: list[str] = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, tools, n=1)
+        guesses.append(f"{name!r} (did you mean {close[0]!r}?)" if close else repr(name))
+    owner = argument.partition("(")[0]
+    raise ValueError(
+        f"{argument} names {'a tool' if len(unknown) == 1 else 'tools'} this agent does not "
+        f"have: {', '.join(guesses)}; expected names of its tools: {', '.join(tools) or 'none'}"
+        f" (a {owner} serving several agents may only name tools each of them has)"
+    )
 
 
 def error_matcher(

@@ -6,10 +6,11 @@ from collections.abc import Iterable
 from typing import Any, cast
 
 from .._errors import Interrupt
-from .._hooks import Middleware, before_tool
+from .._hooks import Middleware, before_agent, before_tool
 from .._run import RunContext
-from .._types import Skip, ToolCall
+from .._types import AgentSetup, Skip, ToolCall
 from .._wrap import Tool
+from ._shared import AFTER_OTHERS, check_tool_names
 
 __all__ = ["ToolApproval"]
 
@@ -47,7 +48,8 @@ class ToolApproval(Middleware):
     "arguments"}``. Resume with ``decisions={call_id: ...}``: `True` runs the call,
     `False` answers the model that the call was rejected (the tool does not run), and
     anything else interrupts the run again, asking the same. Outside an `Agent`, the
-    `hw.Interrupt` reaches the caller of the tool.
+    `hw.Interrupt` reaches the caller of the tool. In an `Agent`, a name in
+    `allowed_tools` that is none of the agent's tools is a `ValueError` when it starts.
     """
 
     name = "ToolApproval"
@@ -76,6 +78,12 @@ class ToolApproval(Middleware):
         if decision is False:
             return Skip(f"The user rejected this call of {call.name}; it did not run.")
         raise Interrupt(payload)
+
+    @before_agent(priority=AFTER_OTHERS)
+    def check_allowed(self, setup: AgentSetup) -> None:
+        """Refuse, as the agent starts, an `allowed_tools` name that is none of its tools (a
+        typo): the tool meant would ask for approval at every call."""
+        check_tool_names("ToolApproval(allowed_tools=...)", self.allowed_tools, setup)
 
 
 _UNDECIDED: Any = object()

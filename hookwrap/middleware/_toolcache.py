@@ -11,11 +11,12 @@ from collections.abc import Collection
 from typing import Any, cast
 
 from .._errors import check_int
-from .._hooks import Middleware, async_twin, wrap_tool
+from .._hooks import Middleware, async_twin, before_agent, wrap_tool
 from .._tool import bound_to
-from .._types import ToolCall
+from .._types import AgentSetup, ToolCall
 from .._wrap import Tool
 from ..stores._base import Store, check_store, check_ttl
+from ._shared import AFTER_OTHERS, check_tool_names
 
 __all__ = ["ToolCache"]
 
@@ -162,7 +163,9 @@ class ToolCache(Middleware):
     spaces), so the order of the arguments does not matter. A call whose arguments are not
     JSON data goes through uncached; so do a tool not named in `tools` and a tool made of a
     method (its answer may depend on the instance it is called on). Errors are never
-    cached. A hit skips the tool and every hook inside `ToolCache` in the onion.
+    cached. A hit skips the tool and every hook inside `ToolCache` in the onion. In an
+    `hw.Agent`, a name in `tools` that is none of the agent's tools is a `ValueError` when
+    the agent starts.
 
     Args:
         store: a `hookwrap.stores` store to keep results in, shared by every process using
@@ -241,3 +244,10 @@ class ToolCache(Middleware):
         result = call_next(call)
         self._cache.set(key, result)
         return result
+
+    @before_agent(priority=AFTER_OTHERS)
+    def check_tools(self, setup: AgentSetup) -> None:
+        """Refuse, as the agent starts, a name in `tools` that is none of its tools (a typo):
+        it would never be cached."""
+        if self.cached_tools is not None:
+            check_tool_names("ToolCache(tools=...)", self.cached_tools, setup)
