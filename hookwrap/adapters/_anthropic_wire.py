@@ -42,6 +42,7 @@ from ._wire import (
     finish_in,
     highest,
     json_int,
+    moved,
     split_text,
 )
 
@@ -202,15 +203,25 @@ def _call_block(call: ToolCall, base: Any) -> Any:
     }
 
 
-def _pairs(old: Sequence[Hashable], new: Sequence[Hashable]) -> list[tuple[int | None, bool]]:
+def _pairs(
+    old: Sequence[Hashable], new: Sequence[Hashable], moves: bool = False
+) -> list[tuple[int | None, bool]]:
     """For each new item, the old one it stands for (None: it is new) and whether it is
     unchanged; a replaced run pairs with the old run in order, the rest is new or gone
-    (`diff_runs` settles which of two equal items is which)."""
-    found: list[tuple[int | None, bool]] = [(None, False)] * len(new)
-    for tag, i1, i2, j1, j2 in diff_runs(old, new):
-        if tag in ("equal", "replace"):
+    (`diff_runs` settles which of two equal items is which). With `moves` (for messages,
+    written in their new order), an item a hook only moved is itself, unchanged."""
+    runs = diff_runs(old, new)
+    same: list[int | None] = [None] * len(new)
+    for tag, i1, i2, j1, j2 in runs:
+        if tag == "equal":
+            same[j1:j2] = range(i1, i2)
+    taken = moved(old, new, same) if moves else {i for i in same if i is not None}
+    found: list[tuple[int | None, bool]] = [(i, i is not None) for i in same]
+    for tag, i1, i2, j1, j2 in runs:
+        if tag == "replace":
             for t in range(min(i2 - i1, j2 - j1)):
-                found[j1 + t] = (i1 + t, tag == "equal")
+                if i1 + t not in taken and found[j1 + t][0] is None:
+                    found[j1 + t] = (i1 + t, False)
     return found
 
 
@@ -380,7 +391,7 @@ def _write_messages(
 ) -> tuple[Any, list[Any]]:
     """The `system` value (or _ABSENT) and the `messages` list standing for `new`."""
     old = [u.message for u in units]
-    pairs = _pairs([repr(m) for m in old], [repr(m) for m in new])
+    pairs = _pairs([repr(m) for m in old], [repr(m) for m in new], moves=True)
     for j, (i, same) in enumerate(pairs):
         if i is not None and not same and old[i].role != new[j].role:
             pairs[j] = (None, False)  # a changed message keeps its role; else it is new

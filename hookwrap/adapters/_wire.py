@@ -465,6 +465,22 @@ def diff_runs(
     return runs
 
 
+def moved(old: Sequence[Hashable], new: Sequence[Hashable], found: list[int | None]) -> set[int]:
+    """Pair each new item `found` leaves unpaired with an unpaired old item equal to it: an
+    item a hook only moved (took out in one place and put back, as it was, in another) is
+    still the caller's own. The old items paired, now including those."""
+    taken = {i for i in found if i is not None}
+    free: dict[Hashable, list[int]] = {}
+    for i, key in enumerate(old):
+        if i not in taken:
+            free.setdefault(key, []).append(i)
+    for j, key in enumerate(new):
+        if found[j] is None and free.get(key):
+            found[j] = i = free[key].pop(0)
+            taken.add(i)
+    return taken
+
+
 def split_text(old: Sequence[str], new: str) -> list[str]:
     """`new`, a message's changed text, cut into as many pieces as `old` has: the texts of
     the parts (blocks, output texts) whose joined text it replaces. Each piece goes back

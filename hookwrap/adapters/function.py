@@ -566,30 +566,33 @@ def _role(message: Message) -> str:
 
 def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) -> list[int | None]:
     """For each new item, the index of the old one it stands for (None: a hook added it).
-    Unchanged ones pair by a diff (edits are local). In a run of changed ones, those of a
-    kind (a message's role, a part's type) pair in order when the run holds as many on each
-    side, else the most alike first: a system prompt a hook puts before a changed one takes
-    nothing of it."""
+    Unchanged ones pair by a diff (edits are local), then one a hook only moved with itself.
+    In a run of changed ones, those of a kind (a message's role, a part's type) pair in
+    order when the run holds as many on each side, else the most alike first: a system
+    prompt a hook puts before a changed one takes nothing of it."""
     # only once a hook changed messages: `import hookwrap` stays light
     from difflib import SequenceMatcher
 
-    from ._wire import diff_runs
+    from ._wire import diff_runs, moved
 
     olds, news = [repr(x) for x in old], [repr(x) for x in new]
     found: list[int | None] = [None] * len(new)
-    for tag, i1, i2, j1, j2 in diff_runs(olds, news):
+    runs = diff_runs(olds, news)
+    for tag, i1, i2, j1, j2 in runs:
         if tag == "equal":
             found[j1:j2] = range(i1, i2)
+    taken = moved(olds, news, found)
+    for tag, i1, i2, j1, j2 in runs:
+        if tag == "equal":
             continue
         for key in {kin(x) for x in new[j1:j2]}:
-            was = [i for i in range(i1, i2) if kin(old[i]) == key]
-            now = [j for j in range(j1, j2) if kin(new[j]) == key]
+            was = [i for i in range(i1, i2) if kin(old[i]) == key and i not in taken]
+            now = [j for j in range(j1, j2) if kin(new[j]) == key and found[j] is None]
             if len(was) == len(now):
                 ranked = list(zip(was, now, strict=True))
             else:
                 ranked = [(i, j) for i in was for j in now]
                 ranked.sort(key=lambda p: -SequenceMatcher(None, olds[p[0]], news[p[1]]).ratio())
-            taken: set[int] = set()
             for i, j in ranked:
                 if i not in taken and found[j] is None:
                     taken.add(i)
