@@ -101,10 +101,11 @@ def _responses(native: Any) -> Iterator[Any]:
     response it reads) when closed."""
     stream = None
     try:
-        for http in native:
-            if stream is None:  # the SDK's generator holds it once started
-                stream = _stream_of(native)
+        for http in native:  # the first: the SDK's generator holds it once started
+            stream = _stream_of(native)
             yield http
+            break
+        yield from native  # the rest, handed on by the interpreter: no loop of ours per item
     finally:
         native.close()
         if stream is not None:
@@ -367,15 +368,14 @@ class GeminiAdapter(Adapter):
     def stream_result(self, stream: Any, call: Call | None) -> Any:
         assert call is not None
         ex: _Exchange = call.args[4]
+        if ex.bare:  # it yields the SDK's own objects as they came (`items`, run when the
+            return stream  # engine primed it): nothing to turn back, no generator of ours
         if self.is_async:
             return self._ahttp_stream(stream, ex)
         return self._http_stream(stream, ex)
 
     def _http_stream(self, stream: Iterator[Any], ex: _Exchange) -> Iterator[Any]:
         try:
-            if ex.bare:  # the SDK's own objects, as they came (see `items`)
-                yield from stream
-                return
             for item in stream:
                 if item.__class__ is _Sent:  # unchanged: the SDK's own response
                     yield item.http
@@ -388,10 +388,7 @@ class GeminiAdapter(Adapter):
 
     async def _ahttp_stream(self, stream: Any, ex: _Exchange) -> AsyncIterator[Any]:
         try:
-            if ex.bare:
-                async for item in stream:
-                    yield item
-            elif hasattr(stream, "__anext__"):
+            if hasattr(stream, "__anext__"):
                 async for item in stream:
                     if item.__class__ is _Sent:  # unchanged: the SDK's own response
                         yield item.http
