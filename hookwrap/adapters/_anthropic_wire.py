@@ -851,9 +851,7 @@ class MessagesWire(Wire):
             if block.__class__ is dict and block.get("type") == "text":
                 text = block.get("text")
         if text.__class__ is not str:
-            text = "".join(
-                str(_map(b).get("text", "")) for b in blocks if _map(b).get("type") == "text"
-            )
+            text = "".join(self.texts(data))
             calls = tuple(_call(b) for b in blocks if _map(b).get("type") == "tool_use")
         model = data.get("model")
         message = new_full_message("assistant", text, calls, None, None)
@@ -865,6 +863,13 @@ class MessagesWire(Wire):
             data,
         )
         return made
+
+    def answers(self, data: Mapping[str, Any]) -> bool:
+        return data.get("type") == "message"
+
+    def texts(self, data: Mapping[str, Any]) -> list[str]:
+        blocks = _seq(data.get("content"))
+        return [str(_map(b).get("text", "")) for b in blocks if _map(b).get("type") == "text"]
 
     def write_response(
         self, response: ModelResponse, data: Mapping[str, Any] | None

@@ -214,6 +214,13 @@ def _call_part(call: ToolCall, slot: Mapping[str, Any] | None = None) -> dict[st
 
 
 def _assistant(parts: list[Any]) -> Message:
+    neutral, calls = _answer_parts(parts)
+    made: Message = new_full_message("assistant", _content(neutral, True), tuple(calls), None, None)
+    return made
+
+
+def _answer_parts(parts: list[Any]) -> tuple[list[Part], list[ToolCall]]:
+    """The neutral parts and the calls of an answer's parts (thoughts left out)."""
     neutral: list[Part] = []
     calls: list[ToolCall] = []
     for item in parts:
@@ -228,8 +235,7 @@ def _assistant(parts: list[Any]) -> Message:
             found = _neutral_part(part)
             if found is not None:
                 neutral.append(found)
-    made: Message = new_full_message("assistant", _content(neutral, True), tuple(calls), None, None)
-    return made
+    return neutral, calls
 
 
 def _tool_content(response: Any) -> str:
@@ -830,6 +836,13 @@ class GeminiWire(Wire):
         return with_model(path, model)
 
     # -- response ---------------------------------------------------------------------------
+
+    def answers(self, data: Mapping[str, Any]) -> bool:
+        return "candidates" in data
+
+    def texts(self, data: Mapping[str, Any]) -> list[str]:
+        parts, _ = _answer_parts(_list(_map(_candidate(data).get("content")).get("parts")))
+        return [p.text for p in parts if isinstance(p, TextPart)]
 
     def response(self, data: Mapping[str, Any]) -> ModelResponse:
         candidate = _candidate(data)

@@ -1512,9 +1512,22 @@ class ResponsesWire(Wire):
         _write_common(out, body, request, _RESP_KEYS)
         return out
 
+    def answers(self, data: Mapping[str, Any]) -> bool:
+        return data.get("object") == "response"
+
+    def texts(self, data: Mapping[str, Any]) -> list[str]:
+        output = [o for i in _list(data.get("output")) if (o := _obj(i)) is not None]
+        return [
+            _str(p.get("text"))
+            for o in output
+            if o.get("type") == "message"
+            for p in (_obj(q) or {} for q in _list(o.get("content")))
+            if p.get("type") == "output_text"
+        ]
+
     def response(self, data: Mapping[str, Any]) -> ModelResponse:
         output = [o for i in _list(data.get("output")) if (o := _obj(i)) is not None]
-        text = "".join(_output_text(o) for o in output if o.get("type") == "message")
+        text = "".join(self.texts(data))
         calls = tuple(_resp_call_in(o) for o in output if o.get("type") == "function_call")
         usage = _usage_in(data, *_RESP_USAGE)
         message = Message("assistant", text, calls)

@@ -266,6 +266,17 @@ class Wire:
         """A JSON response body: `data` with `response` written in, or a complete new one."""
         raise NotImplementedError
 
+    def answers(self, data: Mapping[str, Any]) -> bool:
+        """Whether `data` is a JSON response body of this API (read from `response.raw`)."""
+        return False
+
+    def texts(self, data: Mapping[str, Any]) -> list[str]:
+        """The texts of the answer `data`, one per text block (part, output text) in order:
+        its message's text is them joined. A filter that must not match across two blocks
+        (a match would take text of both, as a stream's blocks are filtered one by one)
+        reads them here; a changed text goes back into the blocks with `split_text`."""
+        return [self.response(data).message.text]
+
     def chunk(self, event: Event) -> Chunk:
         """Exactly one neutral chunk per event (`custom` for events with nothing neutral in
         them, named after the event); `raw` set to `event`. An event carrying several

@@ -6,7 +6,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import re
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
 from typing import Any, Literal, TypeGuard, Union, cast
 
 import attrs
@@ -396,6 +396,22 @@ async def _aguarded(
 # -- the middleware ----------------------------------------------------------------------------
 
 
+def _blocks(raw: object) -> list[str] | None:
+    """The texts of the text blocks of an SDK's JSON answer `raw`, in order; None for any
+    other answer."""
+    if not isinstance(raw, Mapping):
+        return None
+    from ..adapters._anthropic_wire import MessagesWire
+    from ..adapters._google_wire import GeminiWire
+    from ..adapters._openai_wire import ResponsesWire
+
+    data = cast("Mapping[str, Any]", raw)
+    for wire in (MessagesWire(), ResponsesWire(), GeminiWire()):
+        if wire.answers(data):
+            return wire.texts(data)
+    return None
+
+
 class ContentGuard(Middleware):
     """Rewrite or block the model's output text by rules: whole answers and streams alike.
 
@@ -544,7 +560,12 @@ class ContentGuard(Middleware):
         message = response.message
         content = message.content
         if isinstance(content, str):
-            text = self.apply(content)
+            # an SDK's answer of several text blocks reads as one text: each block is
+            # filtered on its own, as in a stream (a match across two would take of both)
+            blocks = _blocks(response.raw)
+            if blocks is None or "".join(blocks) != content:
+                blocks = [content]
+            text = "".join(map(self.apply, blocks))
             if text == content:
                 return None
             return response.replace(message=message.replace(content=text))
