@@ -93,3 +93,15 @@ def test_a_message_changed_as_it_moves_is_written_fresh() -> None:
     hw.model(llm, use=[move_and_change])([ASK, RULES])
     assert got[0][1] is ASK
     assert got[0][0]["content"] == "other rules"
+
+
+def test_a_gemini_message_moved_keeps_its_parts_keys() -> None:
+    """A guard: Gemini's write-back, which finds parts' signatures again by themselves,
+    kept them already."""
+    pytest.importorskip("google.genai")
+    fake = FakeProvider(["ok"])
+    client = hw.wrap(fake.genai(), use=[last_first])
+    signed = {"role": "model", "parts": [{"text": "b", "thoughtSignature": "c2ln"}]}
+    asked = {"role": "user", "parts": [{"text": "q"}]}
+    client.models.generate_content(model="m", contents=[asked, signed])
+    assert fake.requests[0].body["contents"] == [signed, asked]
