@@ -25,7 +25,7 @@ from types import CoroutineType
 from typing import Any, cast
 
 from ._adapter import Adapter, Call, Natives, is_stream
-from ._convert import tool_call_from
+from ._convert import tool_arguments
 from ._errors import Aborted, Interrupt
 from ._onion import build, build_async
 from ._run import (
@@ -202,8 +202,9 @@ def _tool_calls(chunks: Iterable[Chunk]) -> tuple[ToolCall, ...]:
             entry[1] = c.tool_name
         if c.text:  # a start may carry the first fragment, or (Gemini) all of them
             entry[2].append(c.text)
+    # no `raw`: a call put together from chunks has no native form of its own to keep
     return tuple(
-        tool_call_from({"id": call_id, "name": name, "arguments": "".join(parts)})
+        ToolCall(call_id, name, tool_arguments("".join(parts)))
         for call_id, name, parts in calls.values()
     )
 
