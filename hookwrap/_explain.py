@@ -86,7 +86,7 @@ def _client_layers(member: Any) -> list[Chain]:
 
 
 # the stages of one layer on the way in, up to where it calls its target, and on the way out
-_OPENING_ORDER = ("on_start", "before_agent", "on_iteration")
+_OPENING_ORDER = ("before_agent", "on_start", "on_iteration")
 _AROUND_TOOL = ((("before_tool", "wrap_tool"), ("after_tool",)),)
 _AROUND_MODEL_THEN_TOOL = (
     (("before_model", "wrap_model"), ("on_chunk", "on_usage", "after_model")),

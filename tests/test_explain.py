@@ -554,3 +554,29 @@ def test_an_agent_shows_its_hooks_around_its_model_calls_then_its_tool_calls() -
     assert [p for p in path if p in ("model", "tool")] == ["model", "tool"]
     at = {p.rpartition(".")[2]: i for i, p in enumerate(path)}
     assert at["prepare"] < at["model"] < at["look"] < at["guard"] < at["tool"] < at["audit"]
+
+
+def test_an_agents_opening_stages_are_listed_in_the_order_they_run() -> None:
+    """`before_agent` hooks run before `on_start` ones (docs/agent.md); the table and the
+    diagram list them so."""
+    ran: list[str] = []
+
+    @hw.on_start
+    def started() -> None:
+        ran.append("on_start")
+
+    @hw.before_agent
+    def setup(agent: hw.AgentSetup) -> None:
+        ran.append("before_agent")
+
+    @hw.on_iteration
+    def turn(info: hw.IterationInfo) -> None:
+        ran.append("on_iteration")
+
+    agent = hw.Agent(lambda request: "hi", use=[turn, started, setup])
+    agent.run("x")
+    stages = [line.split()[0] for line in hw.explain(agent).splitlines()[2:]]
+    assert stages == ran == ["before_agent", "on_start", "on_iteration"]
+    path = mermaid_path(hw.explain(agent, format="mermaid"))
+    at = {p.rpartition(".")[2]: i for i, p in enumerate(path)}
+    assert at["setup"] < at["started"] < at["turn"]
