@@ -113,13 +113,13 @@ def check_shape(chain: Chain, kinds: tuple[str, ...], is_async: bool, what: str)
             spec = hook.spec
             if spec.form == "call_next" and spec.is_async != is_async:
                 want = "async def" if is_async else "def"
+                arg, out = ("call", "result") if kind == "wrap_tool" else ("request", "response")
                 raise TypeError(
                     f"{hook.label} takes call_next but is "
                     f"{'async' if spec.is_async else 'sync'} while {what} is "
                     f"{'async' if is_async else 'sync'}: a call_next hook must be `{want}`; "
                     "or write it once in the generator form, which serves every call shape:\n"
-                    "    def hook(request):\n        response = yield request\n        "
-                    "return response"
+                    f"    def hook({arg}):\n        {out} = yield {arg}\n        return {out}"
                 )
             if spec.is_async and not is_async:
                 raise TypeError(

@@ -248,3 +248,20 @@ def test_ctx_abort_with_a_str_still_aborts() -> None:
     with pytest.raises(hw.Aborted) as caught:
         hw.model(llm, use=[stop])(MSG)
     assert caught.value.reason == "enough"
+
+
+def test_a_call_next_wrap_tool_hook_of_the_wrong_shape_is_shown_the_tool_generator_form() -> None:
+    """The hint names what a tool's wrap hook takes and yields (the call, its result), not
+    a model hook's request and response."""
+
+    @hw.wrap_tool
+    async def slow(call: hw.ToolCall, call_next: Any) -> Any:
+        return await call_next(call)
+
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    with pytest.raises(TypeError) as err:
+        hw.tool(add, use=[slow])
+    assert "def hook(call):\n        result = yield call\n        return result" in str(err.value)
