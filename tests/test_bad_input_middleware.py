@@ -177,3 +177,11 @@ def test_debug_still_takes_text_streams() -> None:
 def test_skills_refuses_an_empty_path(paths: Any) -> None:
     with pytest.raises(ValueError, match=r"Skills\(paths=\.\.\.\).*got ''.*pass '\.'"):
         Skills(paths=paths)
+
+
+@pytest.mark.parametrize("paths", [[], ()])
+def test_skills_refuses_an_empty_list_of_paths(paths: Any) -> None:
+    """No place to look is a mistake (every skill would be missing, silently), as an
+    empty `ToolSearch` or `Fallback` list is."""
+    with pytest.raises(ValueError, match=r"Skills\(paths=\.\.\.\) needs at least one directory"):
+        Skills(paths=paths)

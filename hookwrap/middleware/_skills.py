@@ -174,6 +174,11 @@ def _paths(paths: object) -> tuple[str, ...]:
         items = tuple(cast("Iterable[object]", paths))
     else:
         raise TypeError(f"{expected} (got {type(paths).__name__}: {paths!r})")
+    if not items:  # no place to look: every skill would be missing, and nothing would say so
+        raise ValueError(
+            f"Skills(paths=...) needs at least one directory (got {paths!r}); to use no "
+            "skills, leave Skills out"
+        )
     out: list[str] = []
     for item in items:
         location = _fspath(item)
