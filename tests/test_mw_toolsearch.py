@@ -514,3 +514,19 @@ def test_dynamic_tools_is_a_required_keyword_argument() -> None:
         ToolSearch()  # type: ignore[call-arg]
     with pytest.raises(TypeError):
         ToolSearch([get_weather])  # type: ignore[call-arg]
+
+
+def test_selected_reads_chat_dicts_as_messages() -> None:
+    """The chat dicts a model function is called with are messages too."""
+    ts = make()
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "tool_search", "arguments": '{"regex_pattern": "mail"}'},
+    }
+    history = [
+        {"role": "user", "content": "mail bob"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": '{"selectedTools": ["send_mail"]}'},
+    ]
+    assert ts.selected(history) == ("send_mail",)

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, cast
 
+from .._convert import message_from
 from .._hooks import Middleware, before_model
 from .._tool import ToolArgumentError
 from .._types import Message, ModelRequest, ToolSpec
@@ -132,17 +133,17 @@ class ToolSearch(Middleware):
         ]
         return {"selectedTools": found}
 
-    def selected(self, messages: Iterable[Message]) -> tuple[str, ...]:
-        """Names of the dynamic tools selected by the `tool_search` results in `messages`,
-        in `dynamic_tools` order.
+    def selected(self, messages: Iterable[Message | Mapping[str, Any]]) -> tuple[str, ...]:
+        """Names of the dynamic tools selected by the `tool_search` results in `messages`
+        (`Message`s or chat dicts), in `dynamic_tools` order.
 
         A result counts while both the assistant message calling `tool_search` and the
         ``tool`` message answering it (same `tool_call_id`) are in `messages`.
         """
-        messages = tuple(messages)
+        read = tuple(map(message_from, messages))
         calls = {
             call.id
-            for m in messages
+            for m in read
             if m.role == "assistant"
             for call in m.tool_calls
             if call.name == SEARCH_TOOL
@@ -150,7 +151,7 @@ class ToolSearch(Middleware):
         if not calls:
             return ()
         names: set[str] = set()
-        for m in messages:
+        for m in read:
             if m.role == "tool" and m.tool_call_id in calls:
                 names.update(_selected_in(m))
         return tuple(name for name in self._specs if name in names)
