@@ -431,7 +431,11 @@ class Agent:
                         f"{hook.label} is async: run this agent with `await agent.arun(...)` "
                         "(or make the hook a plain `def`)"
                     )
-        run = RunState(None, is_async, run_id)
+        # a run of its own, with the `context` of a run it is in (`with hw.run(context=...)`):
+        # an agent takes none of its own, so its hooks and tools read it from there
+        outer = current_var.get()
+        within = None if outer is None else outer._run  # pyright: ignore[reportPrivateUsage]
+        run = RunState(None if within is None else within.context, is_async, run_id)
         run.agent = True
         ctx: RunContext[Any] = RunContext(run, "init")
         session = _Session(ctx, messages)
