@@ -118,3 +118,42 @@ def test_a_gemini_answers_parts_are_filtered_one_by_one() -> None:
     assert answer.candidates[0].content is not None
     texts = [p.text for p in answer.candidates[0].content.parts or ()]
     assert texts == ["key [key]", "b2 is the second block"]
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [(r"\A", "[bot] "), lambda text: text + " [checked]"],
+    ids=["prefix", "suffix-function"],
+)
+def test_what_a_rule_adds_at_a_blocks_edge_stays_in_that_block(rule: Any) -> None:
+    """Each block's own result goes back into it, whole as streamed: text a rule adds at
+    the start or end of a block is not moved into the block beside it."""
+    anthropic = pytest.importorskip("anthropic")
+    body = anthropic_answer(
+        {"type": "text", "text": "Let me check."}, TOOL_USE, {"type": "text", "text": "Done."}
+    )
+    guarded = hw.wrap(client(anthropic, "Anthropic", body), use=[ContentGuard(rules=[rule])])
+    answer = guarded.messages.create(
+        model="m", max_tokens=5, messages=[{"role": "user", "content": "x"}]
+    )
+    texts = [b.text for b in answer.content if b.type == "text"]
+    if callable(rule):
+        assert texts == ["Let me check. [checked]", "Done. [checked]"]
+    else:
+        assert texts == ["[bot] Let me check.", "[bot] Done."]
+
+
+def test_the_answers_raw_json_holds_the_filtered_blocks() -> None:
+    """A hook after the guard that reads `response.raw` sees no secret either."""
+    anthropic = pytest.importorskip("anthropic")
+    seen: list[Any] = []
+
+    @hw.after_model(priority=1)  # outside the guard: after hooks run inside out
+    def look(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response.raw)
+
+    body = anthropic_answer({"type": "text", "text": FIRST}, {"type": "text", "text": SECOND})
+    guard = ContentGuard(rules=[KEY])
+    guarded = hw.wrap(client(anthropic, "Anthropic", body), use=[look, guard])
+    guarded.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "x"}])
+    assert [b["text"] for b in seen[0]["content"]] == ["Checking with key [key]", "Done."]

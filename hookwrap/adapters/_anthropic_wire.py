@@ -871,6 +871,14 @@ class MessagesWire(Wire):
         blocks = _seq(data.get("content"))
         return [str(_map(b).get("text", "")) for b in blocks if _map(b).get("type") == "text"]
 
+    def with_texts(self, data: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
+        given = iter(texts)
+        blocks = [
+            {**_map(b), "text": next(given)} if _map(b).get("type") == "text" else b
+            for b in _seq(data.get("content"))
+        ]
+        return {**data, "content": blocks}
+
     def write_response(
         self, response: ModelResponse, data: Mapping[str, Any] | None
     ) -> dict[str, Any]:

@@ -844,6 +844,22 @@ class GeminiWire(Wire):
         parts, _ = _answer_parts(_list(_map(_candidate(data).get("content")).get("parts")))
         return [p.text for p in parts if isinstance(p, TextPart)]
 
+    def with_texts(self, data: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
+        given = iter(texts)
+
+        def part(item: Any) -> Any:
+            found = _map(item)
+            is_text = isinstance(found.get("text"), str) and not found.get("thought")
+            if not is_text or _function_call(found) is not None:
+                return item
+            return {**found, "text": next(given)}
+
+        candidate = dict(_candidate(data))
+        content = _map(candidate.get("content"))
+        parts = [part(p) for p in _list(content.get("parts"))]
+        candidate["content"] = {**content, "parts": parts}
+        return _with_candidate(dict(data), candidate)
+
     def response(self, data: Mapping[str, Any]) -> ModelResponse:
         candidate = _candidate(data)
         message = _assistant(_list(_map(candidate.get("content")).get("parts")))

@@ -1525,6 +1525,23 @@ class ResponsesWire(Wire):
             if p.get("type") == "output_text"
         ]
 
+    def with_texts(self, data: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
+        given = iter(texts)
+
+        def part(item: Any) -> Any:
+            found = _obj(item)
+            if found is None or found.get("type") != "output_text":
+                return item
+            return {**found, "text": next(given)}
+
+        def item(value: Any) -> Any:
+            found = _obj(value)
+            if found is None or found.get("type") != "message":
+                return value
+            return {**found, "content": [part(p) for p in _list(found.get("content"))]}
+
+        return {**data, "output": [item(o) for o in _list(data.get("output"))]}
+
     def response(self, data: Mapping[str, Any]) -> ModelResponse:
         output = [o for i in _list(data.get("output")) if (o := _obj(i)) is not None]
         text = "".join(self.texts(data))

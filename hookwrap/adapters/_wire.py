@@ -274,8 +274,14 @@ class Wire:
         """The texts of the answer `data`, one per text block (part, output text) in order:
         its message's text is them joined. A filter that must not match across two blocks
         (a match would take text of both, as a stream's blocks are filtered one by one)
-        reads them here; a changed text goes back into the blocks with `split_text`."""
+        reads them here, and writes what it makes of each back with `with_texts`."""
         return [self.response(data).message.text]
+
+    def with_texts(self, data: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
+        """`data` with the text of each of its text blocks (those `texts` reads) replaced by
+        the next of `texts`: each text lands in its own block, where a text joined and
+        split again (`split_text`) can only guess at the cuts."""
+        raise NotImplementedError
 
     def chunk(self, event: Event) -> Chunk:
         """Exactly one neutral chunk per event (`custom` for events with nothing neutral in

@@ -7,7 +7,7 @@ import inspect
 import itertools
 import re
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence
-from typing import Any, Literal, TypeGuard, Union, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard, Union, cast
 
 import attrs
 
@@ -15,6 +15,9 @@ from .._errors import Aborted, check_int
 from .._hooks import Middleware, after_model, describe, on_chunk, wrap_model
 from .._run import RunContext
 from .._types import Chunk, ModelRequest, ModelResponse, TextPart
+
+if TYPE_CHECKING:
+    from ..adapters._wire import Wire
 
 __all__ = ["ContentGuard", "Filtered"]
 
@@ -396,9 +399,9 @@ async def _aguarded(
 # -- the middleware ----------------------------------------------------------------------------
 
 
-def _blocks(raw: object) -> list[str] | None:
-    """The texts of the text blocks of an SDK's JSON answer `raw`, in order; None for any
-    other answer."""
+def _wire_of(raw: object) -> Wire | None:
+    """The wire of an SDK's JSON answer `raw` whose text may come in several blocks
+    (Anthropic, Responses, Gemini); None for any other answer."""
     if not isinstance(raw, Mapping):
         return None
     from ..adapters._anthropic_wire import MessagesWire
@@ -406,10 +409,9 @@ def _blocks(raw: object) -> list[str] | None:
     from ..adapters._openai_wire import ResponsesWire
 
     data = cast("Mapping[str, Any]", raw)
-    for wire in (MessagesWire(), ResponsesWire(), GeminiWire()):
-        if wire.answers(data):
-            return wire.texts(data)
-    return None
+    return next(
+        (w for w in (MessagesWire(), ResponsesWire(), GeminiWire()) if w.answers(data)), None
+    )
 
 
 class ContentGuard(Middleware):
@@ -561,14 +563,23 @@ class ContentGuard(Middleware):
         content = message.content
         if isinstance(content, str):
             # an SDK's answer of several text blocks reads as one text: each block is
-            # filtered on its own, as in a stream (a match across two would take of both)
-            blocks = _blocks(response.raw)
-            if blocks is None or "".join(blocks) != content:
-                blocks = [content]
-            text = "".join(map(self.apply, blocks))
-            if text == content:
+            # filtered on its own, as in a stream (a match across two would take of both),
+            # and its text goes back into that block (as the answer's own JSON, `raw`)
+            raw: Any = response.raw
+            wire = _wire_of(raw)
+            blocks = wire.texts(raw) if wire is not None else None
+            if wire is None or blocks is None or len(blocks) < 2 or "".join(blocks) != content:
+                text = self.apply(content)
+                if text == content:
+                    return None
+                return response.replace(message=message.replace(content=text))
+            done = [self.apply(block) for block in blocks]
+            if done == blocks:
                 return None
-            return response.replace(message=message.replace(content=text))
+            text = "".join(done)
+            return response.replace(
+                message=message.replace(content=text), raw=wire.with_texts(raw, done)
+            )
         # parts are separate texts, as are the text blocks of a stream
         parts = tuple(
             part.replace(text=self.apply(part.text)) if isinstance(part, TextPart) else part
