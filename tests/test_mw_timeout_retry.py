@@ -267,3 +267,38 @@ def test_sync_fallback_inside_the_limit_still_answers() -> None:
 
     wrapped = hw.model(llm, use=[Timeout(model=WAIT), Fallback(models=[backup])])
     assert wrapped("hi") == "backup"
+
+
+# -- nested Timeouts: given up with the outer one ------------------------------------------------
+
+
+def test_a_retry_inside_nested_timeouts_stops_when_the_outer_one_gives_up(
+    release: threading.Event,
+) -> None:
+    """The inner Timeout's limit is far off, but its caller (the outer Timeout's worker) has
+    gone with the outer one: no attempt follows, and a backoff wait ends at once."""
+    seen = Attempts()
+    retry = Retry(max_retries=3, initial_delay=60, jitter=False)
+
+    def llm(prompt: str) -> str:
+        release.wait(WAIT)
+        raise ConnectionError("connection reset")
+
+    use = [Timeout(model=QUICK), Timeout(model=60), seen.ended, retry, seen.attempt]
+    with pytest.raises(TimeoutError, match=r"Timeout\(model=0.05\)"):
+        hw.model(llm, use=use)("hi")
+    release.set()
+    assert seen.settled() == 1
+
+
+def test_a_timeout_inside_one_that_gave_up_already_is_given_up_from_the_start() -> None:
+    """A Timeout whose call starts after the one around it gave up (a late attempt's own
+    Timeout) is given up at once: its Retry makes no attempt after the first."""
+    from hookwrap.middleware._timeout import _GivenUp
+
+    outer = _GivenUp(None)
+    outer.set()
+    inner = _GivenUp(outer)
+    assert inner.is_set()
+    later = _GivenUp(_GivenUp(None))
+    assert not later.is_set()

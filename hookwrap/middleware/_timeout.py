@@ -21,11 +21,34 @@ __all__ = ["Timeout"]
 _LATE: Any = object()  # what a call that missed its limit gives instead of a result
 _END: Any = object()
 
-# Set, in the context a sync call runs in inside its worker, to an event that is set when
-# the caller has left before the call returned (its limit passed, or the wait was
-# interrupted). The call itself cannot be stopped; what it would start anew can be: `Retry`
-# inside makes no further attempt once the event is set, and wakes from its backoff.
-_given_up: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+class _GivenUp(threading.Event):
+    """Set when the caller of a sync call has left before the call returned (its limit
+    passed, or the wait was interrupted), or when the caller of a call it runs in has: a
+    `Timeout` inside another is given up with it."""
+
+    def __init__(self, outer: _GivenUp | None) -> None:
+        super().__init__()
+        self.inner: list[_GivenUp] = []
+        if outer is not None:
+            with _GIVING_UP:
+                outer.inner.append(self)
+                if outer.is_set():
+                    super().set()
+
+    def set(self) -> None:
+        with _GIVING_UP:
+            super().set()
+            inner, self.inner = self.inner, []
+        for event in inner:
+            event.set()
+
+
+_GIVING_UP = threading.Lock()
+
+# Set, in the context a sync call runs in inside its worker, to its `_GivenUp`. The call
+# itself cannot be stopped; what it would start anew can be: `Retry` inside makes no
+# further attempt once the event is set, and wakes from its backoff.
+_given_up: contextvars.ContextVar[_GivenUp | None] = contextvars.ContextVar(
     "hookwrap.timeout_given_up", default=None
 )
 
@@ -185,7 +208,7 @@ def _limited(
 ) -> Any:
     """`fn(arg)` run by a worker in `context`: its value, its error raised here, or `_LATE`.
     A call the caller leaves before it returns is marked given up (see `_given_up`)."""
-    gone = threading.Event()
+    gone = _GivenUp(context.run(_given_up.get))  # given up with a Timeout around this one
     context.run(_given_up.set, gone)
     worker = _Worker.take(context)
     try:
