@@ -18,6 +18,7 @@ import copy
 import functools
 import importlib
 import inspect
+import itertools
 import json
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
@@ -167,6 +168,33 @@ def _chunks_of(http: Any) -> list[Chunk]:
     return _WIRE.chunks(_Sent(http))
 
 
+class _Primed:
+    """The SDK's sync stream generator with its first object read: reading it sends the
+    request, so an error opening the stream (a 429, a 500) comes up inside the call of the
+    model, where `wrap_model` hooks see it, as in the SDK's async streams and the other
+    SDKs' (the SDK's generator sends nothing until it is pulled)."""
+
+    __slots__ = ("first", "gen")
+
+    def __init__(self, gen: Iterator[Any]) -> None:
+        self.gen = gen
+        self.first = list(itertools.islice(gen, 1))
+
+    def __iter__(self) -> Iterator[Any]:
+        return self
+
+    def __next__(self) -> Any:
+        if self.first:
+            return self.first.pop()
+        return next(self.gen)
+
+    def close(self) -> None:
+        self.first = []
+        close = getattr(self.gen, "close", None)
+        if close is not None:
+            close()
+
+
 def _stream_of(gen: Any) -> Any:
     """The HTTP response under the SDK's streaming generator, to close it with the generator.
 
@@ -175,6 +203,8 @@ def _stream_of(gen: Any) -> Any:
     started) or `response` (async: a variable of the function that made it, there from the
     start).
     """
+    if isinstance(gen, _Primed):
+        gen = gen.gen
     frame = getattr(gen, "gi_frame", None) or getattr(gen, "ag_frame", None)
     if frame is None:
         return None
@@ -217,7 +247,10 @@ class GeminiAdapter(Adapter):
             same_shape(request.stream, call.request)
             body = _WIRE.write_request(request, body)
             path = _WIRE.write_path(request, path)
-        return call.fn(method, path, body, options)
+        native = call.fn(method, path, body, options)
+        if not self.is_async and inspect.isgenerator(native):
+            return _Primed(native)
+        return native
 
     # -- the answer -------------------------------------------------------------------------
 
@@ -237,6 +270,14 @@ class GeminiAdapter(Adapter):
 
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         assert call is not None
+        # The request is sent (see `_Primed`): as in `achunks`, the HTTP response is noted
+        # among the streams the model opened, for the engine to close with them.
+        http = _stream_of(native)
+        if http is not None:
+            call.extra = [*(call.extra or ()), http]
+        return self._chunks(native, call)
+
+    def _chunks(self, native: Any, call: Call) -> Iterator[Chunk]:
         ex: _Exchange = call.args[4]
         call.made = None  # pulled: no other reading of the stream now
         chunk = _WIRE.chunk
