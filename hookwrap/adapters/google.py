@@ -106,7 +106,8 @@ def _responses(native: Any) -> Iterator[Any]:
             stream = _stream_of(native)
             yield http
             break
-        yield from native  # the rest, handed on by the interpreter: no loop of ours per item
+        # the rest, handed on by the interpreter: no loop of ours per item
+        yield from native.gen if isinstance(native, _Primed) else native
     finally:
         native.close()
         if stream is not None:
