@@ -367,13 +367,14 @@ def _outgoing(
     is_last = ex.wire.is_last
     send = _Outgoing(ex, body)
     sent = send.sent
+    numbers = ex.wire.numbers
     as_is = False  # while the stream goes on unchanged, events skip `send` (noted only)
     for item in source:
         if isinstance(item, Event) and not is_last(item):
             if as_is and not ex.dropped:  # the usual event
                 if sent is not None:
                     sent.append(item)
-                yield item
+                yield send.numbered(item) if numbers else item
                 continue
             batch: Sequence[Event] = (item,)
         else:
@@ -392,13 +393,14 @@ async def _aoutgoing(
     is_last = ex.wire.is_last
     send = _Outgoing(ex, body)
     sent = send.sent
+    numbers = ex.wire.numbers
     as_is = False
     async for item in source:
         if isinstance(item, Event) and not is_last(item):
             if as_is and not ex.dropped:
                 if sent is not None:
                     sent.append(item)
-                yield item
+                yield send.numbered(item) if numbers else item
                 continue
             batch: Sequence[Event] = (item,)
         else:
@@ -419,13 +421,14 @@ class _Outgoing:
     (its chunks all made by hooks, or its opening left out), or once a hook dropped one of
     its chunks (the framer then first reads what went out before, sending nothing)."""
 
-    __slots__ = ("body", "ex", "framer", "opened", "restated", "sent", "wire")
+    __slots__ = ("body", "ex", "framer", "next", "opened", "restated", "sent", "wire")
 
     def __init__(self, ex: Exchange, body: Mapping[str, Any]) -> None:
         self.ex = ex
         self.wire = wire = ex.wire
         self.body = body
         self.restated = _restater(wire)
+        self.next: int | None = None  # the next event's `sequence_number` (see `numbered`)
         self.framer: Framer | None = None
         self.opened = False
         # what went out, for a framer that takes over after a drop (see `Wire.reframes`)
@@ -440,8 +443,27 @@ class _Outgoing:
             batch = self.framer.events(batch)
         elif self.sent is not None:
             self.sent.extend(batch)
+        return self._out(batch)
+
+    def _out(self, batch: Sequence[Event]) -> Sequence[Event]:
         restated = self.restated
-        return batch if restated is None else [restated(event) for event in batch]
+        if restated is not None:
+            batch = [restated(event) for event in batch]
+        return [self.numbered(event) for event in batch] if self.wire.numbers else batch
+
+    def numbered(self, event: Event) -> Event:
+        """`event` with the stream's next `sequence_number` (counted on from the first
+        event's), for APIs that number their events: chunks a hook dropped, added or
+        expanded leave no gap and no repeat."""
+        data = event.data
+        if data.__class__ is not dict or "sequence_number" not in data:
+            return event
+        given = data["sequence_number"]
+        number = self.next
+        if number is None:
+            number = given if isinstance(given, int) else 0
+        self.next = number + 1
+        return event if given == number else Event(event.event, {**data, "sequence_number": number})
 
     def _framer_from(self, batch: Sequence[Event]) -> Framer | None:
         """The framer the stream needs from `batch` on, or None while it needs none."""
@@ -475,9 +497,7 @@ class _Outgoing:
             self.framer = self.wire.framer(self.body) if empty else self._framer_from(())
         if self.framer is None:
             return ()
-        batch = self.framer.end()
-        restated = self.restated
-        return batch if restated is None else [restated(event) for event in batch]
+        return self._out(self.framer.end())
 
 
 def _closing(

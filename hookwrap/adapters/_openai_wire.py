@@ -1363,6 +1363,7 @@ class ResponsesWire(Wire):
     path = "/responses"
     frames = True
     reframes = True
+    numbers = True
     notes = True
     made = True
     restates = True

@@ -342,6 +342,9 @@ class Wire:
     #: whether a stream is framed once a hook dropped one of its chunks: where the API's
     #: events open and close blocks or items, a dropped one leaves the stream malformed
     reframes: bool = False
+    #: whether this API numbers its stream's events (`sequence_number`), counted on anew
+    #: as they go out
+    numbers: bool = False
 
     def opens(self, event: Event) -> bool:
         """Whether a stream whose first event is `event` came framed as the API frames it.
