@@ -188,11 +188,12 @@ def test_a_stream_no_hook_changed_comes_as_the_api_sent_it(with_call: bool) -> N
     assert [e.to_dict() for e in events] == [e.to_dict() for e in plain]
 
 
-def test_text_added_at_the_finish_after_a_block_with_text_gets_a_block_of_its_own() -> None:
-    """Only an empty block waits for text: one the API filled ends as it came."""
+def test_text_added_at_the_finish_after_a_block_with_text_goes_into_that_block() -> None:
+    """A block the API filled waits for text too, once the stream is framed (a dropped
+    chunk): the caller gets the one text block the API would have sent."""
 
     message, text = _final(False, [footer])
-    assert [b.text for b in message.content] == ["Write to example.org", " (sent)"]
+    assert [b.text for b in message.content] == ["Write to example.org (sent)"]
     assert text == "Write to example.org (sent)"
 
 
@@ -225,3 +226,33 @@ def test_text_released_after_an_empty_blocks_stop_went_out_opens_a_block() -> No
     message, text = _final(False, [empty_out])
     assert [b.text for b in message.content] == ["", HELD]
     assert text == HELD
+
+
+@hw.on_chunk
+def hold_after_first(chunk: hw.Chunk, ctx: hw.RunContext) -> Any:
+    """Lets the first text chunk through, holds the rest back until the finish."""
+    if chunk.kind == "text" and chunk.finish_reason is None:
+        if ctx.call_state.get("first out"):
+            ctx.call_state["held"] = ctx.call_state.get("held", "") + chunk.text
+            return hw.DROP
+        ctx.call_state["first out"] = True
+        return None
+    if chunk.finish_reason is not None:
+        return [hw.Chunk("text", ctx.call_state.pop("held", "")), chunk]
+    return None
+
+
+def test_text_held_after_some_went_out_is_released_into_the_same_block_and_item() -> None:
+    from hookwrap.testing import FakeProvider
+
+    fake = FakeProvider(["Hello world, friend"] * 2, chunk_size=4)
+    client = hw.wrap(fake.anthropic(), use=[hold_after_first])
+    with client.messages.stream(model="m", max_tokens=9, messages=USER) as stream:
+        message = stream.get_final_message()
+    assert [(b.type, getattr(b, "text", None)) for b in message.content] == [
+        ("text", "Hello world, friend")
+    ]
+    responses = hw.wrap(fake.openai(), use=[hold_after_first])
+    with responses.responses.stream(model="m", input="x") as rstream:
+        final = rstream.get_final_response()
+    assert [[p.text for p in o.content] for o in final.output] == [["Hello world, friend"]]  # type: ignore[union-attr]

@@ -203,11 +203,12 @@ def test_a_stream_no_hook_changed_comes_as_the_api_sent_it(with_call: bool) -> N
     assert [e.to_dict() for e in events] == [e.to_dict() for e in plain]
 
 
-def test_text_added_at_the_finish_after_an_item_with_text_gets_an_item_of_its_own() -> None:
-    """Only an empty message item waits for text: one the API filled ends as it came."""
+def test_text_added_at_the_finish_after_an_item_with_text_goes_into_that_item() -> None:
+    """A message item the API filled waits for text too, once the stream is framed (a
+    dropped chunk): the caller gets the one item the API would have sent."""
 
     response, text = _final(False, [footer])
-    assert _output(response) == [("message", "Write to example.org"), ("message", " (sent)")]
+    assert _output(response) == [("message", "Write to example.org (sent)")]
     assert text == "Write to example.org (sent)"
 
 

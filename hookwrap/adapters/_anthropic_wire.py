@@ -594,10 +594,10 @@ class _Framer(Framer):
     content block of its kind (blocks numbered in the order they open, one open at a time),
     `message_delta` and `message_stop` last. The SDK's `messages.stream()` needs all that.
 
-    The stop of a text block with no text yet (a hook held its text back) waits for the
-    next block or the stream's end: text released before then (at the `finish` chunk,
-    which comes after the stop) fills that block rather than opening another one and
-    leaving it empty, which is not how the API answers and which it refuses when sent back.
+    The stop of a text block waits for the next block or the stream's end: text a hook held
+    back and releases before then (at the `finish` chunk, which comes after the stop) goes
+    into that block, as the API would have sent it, rather than into another one (or
+    leaving it empty, which the API refuses when sent back).
     """
 
     __slots__ = (
@@ -667,7 +667,7 @@ class _Framer(Framer):
             self.empty = self.empty and not _map(data.get("delta")).get("text")
         elif kind == "content_block_stop":
             if self.block is not None and (made or self.block[0] == data.get("index")):
-                if self.empty:
+                if self.block[1] == "text":
                     self.stopped = True  # for the text a hook held back (see above)
                 else:
                     self._close_block(out)

@@ -1103,11 +1103,10 @@ class _ResponsesFramer(Framer):
     time, each closed with the `.done` events the API sends), `response.completed` last
     with the items delivered. The SDK's `responses.stream()` needs all that.
 
-    The API's `output_item.done` for a message item with no text yet (a hook held its text
-    back) leaves the item open until the next item or the stream's end: text released
-    before then (at the `finish` chunk, or before a `tool_call_start`) fills that item
-    rather than opening another one and leaving it empty, which a call with no hooks does
-    not give.
+    The API's `output_item.done` for a message item leaves the item open until the next
+    item or the stream's end: text a hook held back and releases before then (at the
+    `finish` chunk, or before a `tool_call_start`) goes into that item, as the API would
+    have sent it, rather than into another one (or leaving it empty).
     """
 
     __slots__ = (
@@ -1226,8 +1225,8 @@ class _ResponsesFramer(Framer):
                 # its id stays the one that went out with the item (made here, if the
                 # API's `output_item.added` was dropped)
                 self.item.update((k, v) for k, v in done.items() if k != "id")
-                # an empty message waits for held text (see above), unless its end went out
-                if self.replaying or self.item["type"] != "message" or any(self.text):
+                # a message waits for held text (see above), unless its end went out
+                if self.replaying or self.item["type"] != "message":
                     self._close_item(out)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self.ending = (kind, _obj(data.get("response")) or {})  # deltas may still come
