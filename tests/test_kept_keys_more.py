@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from canned_sse import sse_client
+from test_openai_request_keys import resign_images
 
 import hookwrap as hw
 
@@ -230,22 +231,6 @@ def test_chat_stream_changed_tool_call_start_keeps_its_keys(hook: Any) -> None:
     assert (call["id"], call["type"], call["index"]) == ("call_1", "function", 0)
     changed = {"name": "search"} if hook is rename else {"arguments": '{"q": '}
     assert call["function"] == {**START["function"], **changed}
-
-
-@hw.before_model
-def resign_images(request: hw.ModelRequest) -> hw.ModelRequest:
-    """Points every image at another URL (a signed copy, say)."""
-
-    def edit(m: hw.Message) -> hw.Message:
-        if isinstance(m.content, str):
-            return m
-        parts = (
-            p.replace(url=p.url + "?signed") if isinstance(p, hw.ImagePart) else p
-            for p in m.content
-        )
-        return m.replace(content=tuple(parts))
-
-    return request.replace(messages=tuple(map(edit, request.messages)))
 
 
 @pytest.mark.parametrize(

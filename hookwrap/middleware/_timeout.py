@@ -21,6 +21,7 @@ __all__ = ["Timeout"]
 _LATE: Any = object()  # what a call that missed its limit gives instead of a result
 _END: Any = object()
 
+
 class _GivenUp(threading.Event):
     """Set when the caller of a sync call has left before the call returned (its limit
     passed, or the wait was interrupted), or when the caller of a call it runs in has: a
