@@ -302,3 +302,23 @@ def test_a_timeout_inside_one_that_gave_up_already_is_given_up_from_the_start() 
     assert inner.is_set()
     later = _GivenUp(_GivenUp(None))
     assert not later.is_set()
+
+
+def test_inner_timeouts_that_returned_in_time_are_not_kept_by_the_outer_one() -> None:
+    """A Timeout's call that returned in time lets go of the one around it: a long outer
+    call making many inner ones keeps none of them."""
+    from hookwrap.middleware._timeout import given_up
+
+    inner = hw.model(lambda prompt: prompt, use=[Timeout(model=WAIT)])
+    kept: list[int] = []
+
+    def outer_model(prompt: str) -> str:
+        for _ in range(50):
+            inner(prompt)
+        outer = given_up()
+        assert outer is not None
+        kept.append(len(outer.inner))  # type: ignore[attr-defined]
+        return prompt
+
+    assert hw.model(outer_model, use=[Timeout(model=WAIT)])("hi") == "hi"
+    assert kept == [0]

@@ -29,19 +29,26 @@ class _GivenUp(threading.Event):
 
     def __init__(self, outer: _GivenUp | None) -> None:
         super().__init__()
-        self.inner: list[_GivenUp] = []
+        self.outer = outer
+        self.inner: set[_GivenUp] = set()
         if outer is not None:
             with _GIVING_UP:
-                outer.inner.append(self)
+                outer.inner.add(self)
                 if outer.is_set():
                     super().set()
 
     def set(self) -> None:
         with _GIVING_UP:
             super().set()
-            inner, self.inner = self.inner, []
+            inner, self.inner = self.inner, set()
         for event in inner:
             event.set()
+
+    def done(self) -> None:
+        """The call returned in time: nothing around it gives it up any more."""
+        if self.outer is not None:
+            with _GIVING_UP:
+                self.outer.inner.discard(self)
 
 
 _GIVING_UP = threading.Lock()
@@ -217,6 +224,8 @@ def _limited(
     finally:
         if worker.late is not None:
             gone.set()
+        else:
+            gone.done()
         worker.stop()
 
 
