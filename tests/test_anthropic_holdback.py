@@ -256,3 +256,47 @@ def test_text_held_after_some_went_out_is_released_into_the_same_block_and_item(
     with responses.responses.stream(model="m", input="x") as rstream:
         final = rstream.get_final_response()
     assert [[p.text for p in o.content] for o in final.output] == [["Hello world, friend"]]  # type: ignore[union-attr]
+
+
+def test_a_blocks_held_stop_goes_out_before_an_error_event_after_it() -> None:
+    """The stop waits for held text only until the API's next event: an `error` after the
+    block finds the block ended first, as the API sent it."""
+    message = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": USAGE,
+    }
+    events = [
+        {"type": "message_start", "message": message},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": "Let "},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": "me see"},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    ]
+
+    @hw.on_chunk
+    def drop_let(chunk: hw.Chunk) -> Any:
+        return hw.DROP if chunk.kind == "text" and chunk.text == "Let " else None
+
+    client = hw.wrap(sse_client(anthropic, False, sse(events)), use=[drop_let])
+    got: list[str] = []
+    with (
+        pytest.raises(anthropic.APIStatusError),
+        client.messages.stream(model="m", max_tokens=9, messages=USER) as stream,
+    ):
+        got.extend(event.type for event in stream)
+    assert got[-1] == "content_block_stop"

@@ -233,3 +233,17 @@ def test_text_released_after_an_empty_items_end_went_out_opens_an_item() -> None
     response, text = _final(False, [empty_out])
     assert _output(response) == [("message", ""), ("message", HELD)]
     assert text == HELD
+
+
+def test_a_held_item_end_goes_out_before_an_error_event_after_it() -> None:
+    """The item's end waits for held text only until the API's next event: an `error`
+    after the item finds the item ended first, as the API sent it."""
+    events = _sse(False).split(b"\n\n")
+    completed = next(i for i, e in enumerate(events) if e.startswith(b"event: response.completed"))
+    error = {"type": "error", "code": "server_error", "message": "boom", "param": None}
+    events[completed] = sse([{**error, "sequence_number": completed}]).rstrip(b"\n")
+    client = hw.wrap(sse_client(openai, False, b"\n\n".join(events)), use=[footer])
+    kinds = [event.type for event in client.responses.create(**ARGS_IN, stream=True)]
+    at = kinds.index("error")
+    assert "response.output_item.done" in kinds[:at]
+    assert "response.output_text.done" not in kinds[at:]

@@ -678,6 +678,8 @@ class _Framer(Framer):
         elif kind == "message_stop":
             self._close(out)
         elif kind != "message_start":
+            if self.stopped and kind != "ping":  # an event after the block: its stop first
+                self._close_block(out)
             out.append(event)
 
     def replay(self, batch: Sequence[Event]) -> None:

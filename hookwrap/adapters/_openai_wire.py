@@ -1111,6 +1111,7 @@ class _ResponsesFramer(Framer):
 
     __slots__ = (
         "api_item",
+        "ended",
         "ending",
         "given",
         "item",
@@ -1137,6 +1138,7 @@ class _ResponsesFramer(Framer):
         # the terminal event a chunk made (its usage, its status), sent when the stream ends
         self.ending: tuple[str, Mapping[str, Any]] = ("response.completed", {})
         self.item: _J | None = None  # the open output item
+        self.ended = False  # whether the API ended it already (its end held: see above)
         self.given: Any = None  # the output index its events came with
         self.text: list[str] = []  # the open item's text (a message) or arguments
         self.items: list[_J] = []  # the items closed
@@ -1228,6 +1230,8 @@ class _ResponsesFramer(Framer):
                 # a message waits for held text (see above), unless its end went out
                 if self.replaying or self.item["type"] != "message":
                     self._close_item(out)
+                else:
+                    self.ended = True
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self.ending = (kind, _obj(data.get("response")) or {})  # deltas may still come
         elif kind in _ITEM_PARTS:
@@ -1239,6 +1243,8 @@ class _ResponsesFramer(Framer):
             if self.opened:  # the API's own opening goes on; a made one has its own
                 self._emit(out, kind, **data)
         elif kind != "response.created":
+            if self.ended:  # an event after the item (an `error`): the item's end first
+                self._close_item(out)
             self._emit(out, kind, **data)
 
     def _fit(self, kind: str, event: Event, out: list[Event]) -> bool:
@@ -1319,6 +1325,7 @@ class _ResponsesFramer(Framer):
         self._emit(out, "response.output_item.done", output_index=at, item=item)
         self.items.append(item)
         self.item = None
+        self.ended = False
 
 
 # a delta kind -> the kind of output item it goes in
