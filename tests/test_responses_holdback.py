@@ -247,3 +247,70 @@ def test_a_held_item_end_goes_out_before_an_error_event_after_it() -> None:
     at = kinds.index("error")
     assert "response.output_item.done" in kinds[:at]
     assert "response.output_text.done" not in kinds[at:]
+
+
+def _cited() -> bytes:
+    """A message of two output texts, the second citing a source, as the API streams it."""
+    texts = ["See it. ", "X says so"]
+    cite = {
+        "type": "url_citation",
+        "url": "https://x",
+        "title": "x",
+        "start_index": 0,
+        "end_index": 1,
+    }
+    parts = [
+        {"type": "output_text", "text": texts[0], "annotations": []},
+        {"type": "output_text", "text": texts[1], "annotations": [cite]},
+    ]
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed"}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": _response("in_progress", [], None)},
+        {"type": "response.in_progress", "response": _response("in_progress", [], None)},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**message, "status": "in_progress", "content": []},
+        },
+    ]
+    for i, part in enumerate(parts):
+        at = {"item_id": "msg_1", "output_index": 0, "content_index": i}
+        events += [
+            {
+                "type": "response.content_part.added",
+                **at,
+                "part": {**part, "text": "", "annotations": []},
+            },
+            {"type": "response.output_text.delta", **at, "delta": part["text"], "logprobs": []},
+            {"type": "response.output_text.done", **at, "text": part["text"], "logprobs": []},
+            {"type": "response.content_part.done", **at, "part": part},
+        ]
+    done = {**message, "content": parts}
+    events += [
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        {"type": "response.completed", "response": _response("completed", [done], USAGE)},
+    ]
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return sse(events)
+
+
+def test_a_framed_streams_message_keeps_its_citations_where_its_text_is_unchanged() -> None:
+    """A dropped chunk frames the stream, which ends a message with one text part: the
+    API's citations stay on it, moved by the length of the parts before theirs."""
+
+    @hw.on_chunk
+    def drop_progress(chunk: hw.Chunk) -> Any:
+        return (
+            hw.DROP
+            if chunk.kind == "custom" and chunk.name == "openai.responses.response.in_progress"
+            else None
+        )
+
+    client = hw.wrap(sse_client(openai, False, _cited()), use=[drop_progress])
+    with client.responses.stream(**ARGS_IN) as stream:
+        final = stream.get_final_response()
+    (part,) = final.output[0].content  # type: ignore[union-attr]
+    assert part.text == "See it. X says so"  # type: ignore[union-attr]
+    (cite,) = part.annotations  # type: ignore[union-attr]
+    assert (cite.start_index, cite.end_index) == (8, 9)  # type: ignore[union-attr]

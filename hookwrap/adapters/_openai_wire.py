@@ -1312,7 +1312,7 @@ class _ResponsesFramer(Framer):
         at = len(self.items)
         text = "".join(self.text)
         if item["type"] == "message":
-            part: _J = {"type": "output_text", "text": text, "annotations": []}
+            part: _J = {"type": "output_text", "text": text, "annotations": _kept(item, text)}
             where = self._text_part(out)
             self._part(out, "response.output_text.done", **where, text=text)
             self._part(out, "response.content_part.done", **where, part=part)
@@ -1326,6 +1326,28 @@ class _ResponsesFramer(Framer):
         self.items.append(item)
         self.item = None
         self.ended = False
+
+
+def _kept(item: Mapping[str, Any], text: str) -> list[Any]:
+    """The annotations (citations) of the API's own text parts of message `item` (as its
+    `output_item.done` gave them), on the one part a framed stream ends it with, when they
+    hold the very text delivered: their positions moved by the length of the parts before.
+    None once a hook changed the text (they would point at other words)."""
+    parts = [p for q in _list(item.get("content")) if (p := _obj(q)) is not None]
+    texts = [p for p in parts if p.get("type") == "output_text"]
+    if "".join(_str(p.get("text")) for p in texts) != text:
+        return []
+    kept: list[Any] = []
+    offset = 0
+    for part in texts:
+        for found in _list(part.get("annotations")):
+            note = dict(_obj(found) or {})
+            for key in ("start_index", "end_index", "index"):  # positions in the text
+                if isinstance(note.get(key), int):
+                    note[key] += offset
+            kept.append(note)
+        offset += len(_str(part.get("text")))
+    return kept
 
 
 # a delta kind -> the kind of output item it goes in
