@@ -322,3 +322,32 @@ def test_inner_timeouts_that_returned_in_time_are_not_kept_by_the_outer_one() ->
 
     assert hw.model(outer_model, use=[Timeout(model=WAIT)])("hi") == "hi"
     assert kept == [0]
+
+
+def test_an_inner_timeouts_stream_is_given_up_with_the_outer_one(
+    release: threading.Event,
+) -> None:
+    """An inner Timeout's stream came back in time, but its chunks are read later, under
+    the inner Timeout still: the outer one giving up reaches what they do."""
+    from hookwrap.middleware._timeout import given_up
+
+    seen: list[bool] = []
+    done = threading.Event()
+
+    @hw.model(use=[Timeout(model=WAIT)])
+    def inner(prompt: str) -> Iterator[str]:
+        yield "a"
+        release.wait(WAIT)  # the outer Timeout gives up meanwhile
+        gone = given_up()
+        seen.append(gone is not None and gone.is_set())
+        done.set()
+        yield "b"
+
+    def outer_model(prompt: str) -> str:
+        return "".join(inner(prompt))
+
+    with pytest.raises(TimeoutError):
+        hw.model(outer_model, use=[Timeout(model=QUICK)])("hi")
+    release.set()
+    assert done.wait(WAIT)
+    assert seen == [True]

@@ -219,12 +219,14 @@ def _limited(
     gone = _GivenUp(context.run(_given_up.get))  # given up with a Timeout around this one
     context.run(_given_up.set, gone)
     worker = _Worker.take(context)
+    result: Any = _LATE
     try:
-        return worker.run(seconds, fn, arg)
+        result = worker.run(seconds, fn, arg)
+        return result
     finally:
         if worker.late is not None:
             gone.set()
-        else:
+        elif not is_stream(result):  # a stream's chunks are still to come, in `context`
             gone.done()
         worker.stop()
 
