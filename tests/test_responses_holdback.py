@@ -247,6 +247,8 @@ def test_a_held_item_end_goes_out_before_an_error_event_after_it() -> None:
     at = kinds.index("error")
     assert "response.output_item.done" in kinds[:at]
     assert "response.output_text.done" not in kinds[at:]
+    # the stream ended with the API's error: nothing reports a success after it
+    assert kinds[-1] == "error"
 
 
 def _cited() -> bytes:

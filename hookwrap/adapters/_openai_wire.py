@@ -1113,6 +1113,7 @@ class _ResponsesFramer(Framer):
         "api_item",
         "ended",
         "ending",
+        "failed",
         "given",
         "item",
         "items",
@@ -1137,6 +1138,7 @@ class _ResponsesFramer(Framer):
         self.waiting: list[Event] = []  # made deltas for after the API's open function call
         # the terminal event a chunk made (its usage, its status), sent when the stream ends
         self.ending: tuple[str, Mapping[str, Any]] = ("response.completed", {})
+        self.failed = False  # whether the API sent an `error` (and no terminal event yet)
         self.item: _J | None = None  # the open output item
         self.ended = False  # whether the API ended it already (its end held: see above)
         self.given: Any = None  # the output index its events came with
@@ -1173,6 +1175,9 @@ class _ResponsesFramer(Framer):
         response = self._start(out)
         while self.item is not None or self.waiting:
             self._close_item(out)
+        if self.failed:  # the stream ended with the API's `error`: no success is made up
+            self.closed = True
+            return
         kind, given = self.ending
         final: _J = {**response, **given}
         final.update(id=response["id"], output=self.items)
@@ -1234,6 +1239,7 @@ class _ResponsesFramer(Framer):
                     self.ended = True
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             self.ending = (kind, _obj(data.get("response")) or {})  # deltas may still come
+            self.failed = False
         elif kind in _ITEM_PARTS:
             # an open item's own parts: sent here, with what was delivered; the API's were
             # out already if a replay reads them
@@ -1245,6 +1251,7 @@ class _ResponsesFramer(Framer):
         elif kind != "response.created":
             if self.ended:  # an event after the item (an `error`): the item's end first
                 self._close_item(out)
+            self.failed = self.failed or kind == "error"
             self._emit(out, kind, **data)
 
     def _fit(self, kind: str, event: Event, out: list[Event]) -> bool:
