@@ -35,13 +35,9 @@ def _response(status: str, output: list[Any], usage: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _sse(with_call: bool) -> bytes:
-    """A stream as the API sends it: a message item, then maybe a function call item."""
-    text = "".join(TEXT)
-    part: dict[str, Any] = {"type": "output_text", "text": text, "annotations": []}
-    message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed"}
-    at = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
-    events: list[dict[str, Any]] = [
+def _opening(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A stream's first events, up to its message item's opening."""
+    return [
         {"type": "response.created", "response": _response("in_progress", [], None)},
         {"type": "response.in_progress", "response": _response("in_progress", [], None)},
         {
@@ -49,6 +45,17 @@ def _sse(with_call: bool) -> bytes:
             "output_index": 0,
             "item": {**message, "status": "in_progress", "content": []},
         },
+    ]
+
+
+def _sse(with_call: bool) -> bytes:
+    """A stream as the API sends it: a message item, then maybe a function call item."""
+    text = "".join(TEXT)
+    part: dict[str, Any] = {"type": "output_text", "text": text, "annotations": []}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed"}
+    at = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    events: list[dict[str, Any]] = [
+        *_opening(message),
         {"type": "response.content_part.added", **at, "part": {**part, "text": ""}},
         *({"type": "response.output_text.delta", **at, "delta": t, "logprobs": []} for t in TEXT),
         {"type": "response.output_text.done", **at, "text": text, "logprobs": []},
@@ -267,13 +274,7 @@ def _cited() -> bytes:
     ]
     message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed"}
     events: list[dict[str, Any]] = [
-        {"type": "response.created", "response": _response("in_progress", [], None)},
-        {"type": "response.in_progress", "response": _response("in_progress", [], None)},
-        {
-            "type": "response.output_item.added",
-            "output_index": 0,
-            "item": {**message, "status": "in_progress", "content": []},
-        },
+        *_opening(message),
     ]
     for i, part in enumerate(parts):
         at = {"item_id": "msg_1", "output_index": 0, "content_index": i}
