@@ -989,7 +989,7 @@ def _caller(model: Any, hooks: Stack) -> ModelCaller:
             )
         model, name = pair[0], pair[1]
     try:
-        caller = ModelCaller(model, name, use=hooks)
+        caller = ModelCaller(model, name, use=hooks, argument="Agent(model=...)")
     except TypeError as exc:
         add_note(exc, "in Agent(model=...)")
         raise

@@ -210,7 +210,8 @@ class ModelCaller:
     model hooks around every call (inside the private ones that carry the request in and
     the response out). `is_async` tells whether `acall` must be used; a Google client
     serves both. `label` names the target for messages; `label_for` names the model one
-    call goes to.
+    call goes to. `argument` names where the target was given (``"Agent(model=...)"``), in
+    the error for one that is no model.
     """
 
     __slots__ = (
@@ -225,7 +226,9 @@ class ModelCaller:
         "sdk",
     )
 
-    def __init__(self, target: Any, model: str | None = None, use: Any = ()) -> None:
+    def __init__(
+        self, target: Any, model: str | None = None, use: Any = (), argument: str = ""
+    ) -> None:
         from ._wrap import _refuse_sdk_class, wrap  # pyright: ignore[reportPrivateUsage]
         from ._wrap import model as hook_model
 
@@ -255,12 +258,11 @@ class ModelCaller:
             else:
                 self._sync = entry
         elif self.sdk is None:
-            _refuse_sdk_class(target, "expected a model function or an SDK client")
+            expected = f"{argument} expects" if argument else "expected"
+            expected += " a model function or an SDK client"
+            _refuse_sdk_class(target, expected)
             if not callable(target):
-                raise TypeError(
-                    f"expected a model function or an SDK client (got {type(target).__name__}: "
-                    f"{target!r:.80})"
-                )
+                raise TypeError(f"{expected} (got {type(target).__name__}: {target!r:.80})")
             self.label = model or getattr(target, "__name__", None) or repr(target)
             hooked: Any = hook_model(target, use=use)
             entry, self.accepts = _function_entry(hooked, target)

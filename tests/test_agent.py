@@ -1245,7 +1245,9 @@ def test_bad_constructor_arguments_are_clear_errors() -> None:
         Agent(model, tools=[hook])
     with pytest.raises(TypeError, match=r"got the model .* \(made with hw.model\)"):
         Agent(model, tools=[hw.model(lambda prompt: prompt)])
-    with pytest.raises(TypeError, match="expected a model function or an SDK client"):
+    with pytest.raises(
+        TypeError, match=r"^Agent\(model=\.\.\.\) expects a model function or an SDK client"
+    ):
         Agent(42)
     with pytest.raises(TypeError, match=r"as a tuple must be \(client, \"model-name\"\)"):
         Agent((model,))
