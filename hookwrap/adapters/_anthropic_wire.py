@@ -605,7 +605,6 @@ class _Framer(Framer):
         "block",
         "count",
         "delta",
-        "empty",
         "model",
         "sent_delta",
         "started",
@@ -620,7 +619,6 @@ class _Framer(Framer):
         self.started = self.tools = self.sent_delta = False
         self.block: tuple[Any, str] | None = None  # the open block: its given index, its type
         self.api_block = False  # whether the API opened it (not a `Made` event)
-        self.empty = False  # whether it is a text block with no text yet
         self.stopped = False  # whether its stop came (then it goes out when the block closes)
         self.count = 0  # blocks opened so far
         self.delta: Event | None = None  # the closing `message_delta`, sent just before the end
@@ -664,7 +662,6 @@ class _Framer(Framer):
             elif held is None or held[0] != data.get("index") or not held[1].endswith(btype):
                 self._open(data.get("index"), btype, dict(fresh), out, True)
             out.append(_event({**data, "index": self.count - 1}))
-            self.empty = self.empty and not _map(data.get("delta")).get("text")
         elif kind == "content_block_stop":
             if self.block is not None and (made or self.block[0] == data.get("index")):
                 if self.block[1] == "text":
@@ -699,7 +696,6 @@ class _Framer(Framer):
         out.append(_block_event("content_block_start", self.count, content_block=block))
         self.block = (index, btype)
         self.api_block = api
-        self.empty = btype == "text" and not block.get("text")
         self.count += 1
 
     def _close_block(self, out: list[Event]) -> None:

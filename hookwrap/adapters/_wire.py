@@ -275,7 +275,7 @@ class Wire:
         its message's text is them joined. A filter that must not match across two blocks
         (a match would take text of both, as a stream's blocks are filtered one by one)
         reads them here, and writes what it makes of each back with `with_texts`."""
-        return [self.response(data).message.text]
+        raise NotImplementedError
 
     def with_texts(self, data: Mapping[str, Any], texts: Sequence[str]) -> dict[str, Any]:
         """`data` with the text of each of its text blocks (those `texts` reads) replaced by

@@ -214,6 +214,16 @@ def _stream_of(gen: Any) -> Any:
     return None if stream is None or isinstance(stream, list) else stream
 
 
+def _note_sent(native: Any, call: Call) -> None:
+    """Note the HTTP response of a stream whose request is sent among the streams the model
+    opened, for the engine to close with them: the SDK's generator, and the chunks made of
+    it, leave it open if closed before their first pull (a wrap hook that answered in place
+    of the stream it opened, or failed)."""
+    http = _stream_of(native)
+    if http is not None:
+        call.extra = [*(call.extra or ()), http]
+
+
 class GeminiAdapter(Adapter):
     """Neutral views of an API client call's JSON; the SDK parses what hooks leave.
 
@@ -271,11 +281,7 @@ class GeminiAdapter(Adapter):
 
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         assert call is not None
-        # The request is sent (see `_Primed`): as in `achunks`, the HTTP response is noted
-        # among the streams the model opened, for the engine to close with them.
-        http = _stream_of(native)
-        if http is not None:
-            call.extra = [*(call.extra or ()), http]
+        _note_sent(native, call)  # the request is sent (see `_Primed`)
         return self._chunks(native, call)
 
     def _chunks(self, native: Any, call: Call) -> Iterator[Chunk]:
@@ -290,13 +296,7 @@ class GeminiAdapter(Adapter):
 
     def achunks(self, native: Any, call: Call | None) -> AsyncIterator[Chunk]:
         assert call is not None
-        # The SDK sent the request already: its generator holds the HTTP response, which it
-        # and the chunks made of it leave open if closed before their first pull (a wrap hook
-        # that answered in place of the stream it opened, or failed). Noted among the streams
-        # the model opened, the engine closes it with them.
-        http = _stream_of(native)
-        if http is not None:
-            call.extra = [*(call.extra or ()), http]
+        _note_sent(native, call)  # the SDK sent the request when it was awaited
         return self._achunks(native, call)
 
     async def _achunks(self, native: Any, call: Call) -> AsyncIterator[Chunk]:

@@ -3,6 +3,7 @@ streams, where a match may be split over several chunks."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import re
@@ -399,19 +400,23 @@ async def _aguarded(
 # -- the middleware ----------------------------------------------------------------------------
 
 
+@functools.cache
+def _block_wires() -> tuple[Wire, ...]:
+    """The wires whose answers' text may come in several blocks (imported on first use)."""
+    from ..adapters._anthropic_wire import MessagesWire
+    from ..adapters._google_wire import GeminiWire
+    from ..adapters._openai_wire import ResponsesWire
+
+    return MessagesWire(), ResponsesWire(), GeminiWire()
+
+
 def _wire_of(raw: object) -> Wire | None:
     """The wire of an SDK's JSON answer `raw` whose text may come in several blocks
     (Anthropic, Responses, Gemini); None for any other answer."""
     if not isinstance(raw, Mapping):
         return None
-    from ..adapters._anthropic_wire import MessagesWire
-    from ..adapters._google_wire import GeminiWire
-    from ..adapters._openai_wire import ResponsesWire
-
     data = cast("Mapping[str, Any]", raw)
-    return next(
-        (w for w in (MessagesWire(), ResponsesWire(), GeminiWire()) if w.answers(data)), None
-    )
+    return next((wire for wire in _block_wires() if wire.answers(data)), None)
 
 
 class ContentGuard(Middleware):

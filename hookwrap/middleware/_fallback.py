@@ -14,7 +14,7 @@ from .._patch import holding, passing
 from .._run import current_var
 from .._types import Chunk, ModelRequest, ModelResponse
 from ._shared import aprimed, error_matcher, primed
-from ._timeout import given_up
+from ._timeout import gave_up
 
 __all__ = ["Fallback"]
 
@@ -205,8 +205,7 @@ class Fallback(Middleware):
     def _falls_back(self, error: BaseException) -> bool:
         if not isinstance(error, Exception) or isinstance(error, (Aborted, Interrupt)):
             return False
-        gone = given_up()
-        if gone is not None and gone.is_set():  # a sync call its Timeout gave up on
+        if gave_up():  # a sync call its Timeout gave up on
             return False
         return bool(self.on(error))
 

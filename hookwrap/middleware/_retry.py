@@ -15,7 +15,7 @@ from .._errors import Aborted, Interrupt, add_note, check_int
 from .._hooks import Middleware, async_twin, wrap_model, wrap_tool
 from .._types import ModelRequest, ToolCall
 from ._shared import aprimed, error_matcher, primed
-from ._timeout import given_up
+from ._timeout import gave_up, given_up
 
 __all__ = ["Retry", "is_transient"]
 
@@ -175,8 +175,7 @@ class Retry(Middleware):
             return False
         if not isinstance(error, Exception):  # KeyboardInterrupt, cancellation, exits
             return False
-        gone = given_up()
-        if gone is not None and gone.is_set():  # a sync call its Timeout gave up on
+        if gave_up():  # a sync call its Timeout gave up on
             return False
         return bool(self.retry_on(error))
 

@@ -67,6 +67,13 @@ def given_up() -> threading.Event | None:
     return _given_up.get()
 
 
+def gave_up() -> bool:
+    """Whether a `Timeout` around the running sync call has given up on it (its caller
+    has gone): nothing more should start for it."""
+    gone = _given_up.get()
+    return gone is not None and gone.is_set()
+
+
 def _seconds(name: str, value: object) -> float | None:
     """`value` checked as a limit for `Timeout(name=...)`."""
     if value is None:
