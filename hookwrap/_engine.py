@@ -52,6 +52,7 @@ from ._stages import (
     before_tool_async,
     call_all,
     call_all_async,
+    left_of,
     mark_seen,
     on_chunk,
     on_chunk_async,
@@ -533,7 +534,7 @@ class ModelEngine(_Shared):
                 if out.__class__ is not Chunk and (out is DROP or not out):
                     # `hw.DROP`, or an expansion to nothing: what the chunk leaves goes on
                     adapter.dropped(chunk, call)
-                    out = _left(chunk)
+                    out = left_of(chunk)
                     if out is None:
                         continue
                 if out is chunk and chunk.raw is not None and (direct or chunk is call.seen):
@@ -776,7 +777,7 @@ class ModelEngine(_Shared):
                 if out.__class__ is not Chunk and (out is DROP or not out):
                     # `hw.DROP`, or an expansion to nothing: what the chunk leaves goes on
                     adapter.dropped(chunk, call)
-                    out = _left(chunk)
+                    out = left_of(chunk)
                     if out is None:
                         continue
                 if out is chunk and chunk.raw is not None and (direct or chunk is call.seen):
@@ -869,18 +870,6 @@ class ModelEngine(_Shared):
                 yield item
         finally:
             await stream.aclose()
-
-
-def _left(chunk: Chunk) -> Chunk | None:
-    """What a dropped chunk leaves to send: the finish reason and usage that came with its
-    content (Gemini's last text, some OpenAI-compatible servers' last delta) are the API's
-    end of the answer, not that content, so they go on as a chunk of their own. None when
-    it carried neither, or was itself the `usage` or `finish` chunk dropped."""
-    if chunk.kind in ("usage", "finish") or (chunk.usage is None and chunk.finish_reason is None):
-        return None
-    if chunk.finish_reason is None:
-        return Chunk("usage", usage=chunk.usage)
-    return Chunk("finish", usage=chunk.usage, finish_reason=chunk.finish_reason)
 
 
 def _response_of(

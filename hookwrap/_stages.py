@@ -266,6 +266,18 @@ def _position(hooks: tuple[Hook, ...], hook: Hook) -> int:
     return next(i for i, h in enumerate(hooks) if h is hook)
 
 
+def left_of(chunk: Chunk) -> Chunk | None:
+    """What a dropped chunk leaves to send: the finish reason and usage that came with its
+    content (Gemini's last text, some OpenAI-compatible servers' last delta) are the API's
+    end of the answer, not that content, so they go on as a chunk of their own. None when
+    it carried neither, or was itself the `usage` or `finish` chunk dropped."""
+    if chunk.kind in ("usage", "finish") or (chunk.usage is None and chunk.finish_reason is None):
+        return None
+    if chunk.finish_reason is None:
+        return Chunk("usage", usage=chunk.usage)
+    return Chunk("finish", usage=chunk.usage, finish_reason=chunk.finish_reason)
+
+
 def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
     """Pass one chunk through the hooks: a Chunk, a list of Chunks, or DROP.
 
@@ -298,8 +310,11 @@ def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
                 if first is None or isinstance(exc, (Aborted, Interrupt)):
                     raise
                 break  # the stage ends with the earlier error, raised below
-            if done is not DROP:
-                out.extend(done) if done.__class__ is list else out.append(done)
+            if done is DROP or (done.__class__ is list and not done):
+                done = left_of(part)  # what it carried of the answer's end goes on
+                if done is None:
+                    continue
+            out.extend(done) if done.__class__ is list else out.append(done)
         if first is not None:
             raise first
         return out
@@ -338,8 +353,11 @@ async def on_chunk_async(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any
                 if first is None or isinstance(exc, (Aborted, Interrupt)):
                     raise
                 break  # the stage ends with the earlier error, raised below
-            if done is not DROP:
-                out.extend(done) if done.__class__ is list else out.append(done)
+            if done is DROP or (done.__class__ is list and not done):
+                done = left_of(part)  # what it carried of the answer's end goes on
+                if done is None:
+                    continue
+            out.extend(done) if done.__class__ is list else out.append(done)
         if first is not None:
             raise first
         return out

@@ -79,7 +79,7 @@ def _check_hooks(seen: dict[str, Any], finish: str) -> None:
     }
 
 
-def _gemini(is_async: bool, hooks: list[Any]) -> Any:
+def _gemini(is_async: bool, hooks: list[Any], events: list[dict[str, Any]] = GEMINI) -> Any:
     pytest.importorskip("google.genai")
     from google import genai
     from google.genai import types
@@ -88,7 +88,7 @@ def _gemini(is_async: bool, hooks: list[Any]) -> Any:
         import httpx2 as module
     except ImportError:  # pragma: no cover - older releases
         import httpx as module
-    body = _body(GEMINI, done=False)
+    body = _body(events, done=False)
 
     def answer(request: Any) -> Any:
         return module.Response(200, headers={"content-type": "text/event-stream"}, content=body)
@@ -173,3 +173,64 @@ def test_a_dropped_usage_or_finish_chunk_stays_out() -> None:
         yield {"kind": "finish", "finish_reason": "stop"}
 
     assert list(ends(USER)) == [{"kind": "text", "text": "Hi"}]
+
+
+@hw.on_chunk
+def split_words(chunk: hw.Chunk) -> Any:
+    """Expands a text into one chunk per word; the last keeps the finish and usage."""
+    if chunk.kind != "text":
+        return None
+    *words, last = [word for word in chunk.text.split(" ") if word]
+    parts = [chunk.replace(text=word, finish_reason=None, usage=None) for word in words]
+    return [*parts, chunk.replace(text=last)]
+
+
+@hw.on_chunk
+def drop_secret_words(chunk: hw.Chunk) -> Any:
+    return hw.DROP if "SECRET" in chunk.text else None
+
+
+@hw.on_chunk
+def empty_secret_words(chunk: hw.Chunk) -> Any:
+    return [] if "SECRET" in chunk.text else None
+
+
+@pytest.mark.parametrize("remove", [drop_secret_words, empty_secret_words])
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_part_of_an_expansion_dropped_with_the_finish_keeps_finish_and_usage(
+    is_async: bool, remove: Any
+) -> None:
+    seen: dict[str, Any] = {}
+    # the last text, which comes with the finish and usage, ends with the secret
+    last = {**GEMINI[1], "candidates": [{**GEMINI[1]["candidates"][0]}]}
+    last["candidates"][0]["content"] = {"role": "model", "parts": [{"text": "Done SECRET"}]}
+    client = _gemini(is_async, [split_words, remove, *_observers(seen)[1:]], [GEMINI[0], last])
+
+    async def pull() -> list[Any]:
+        stream = await client.aio.models.generate_content_stream(model="g", contents="x")
+        return [r async for r in stream]
+
+    responses = (
+        asyncio.run(pull())
+        if is_async
+        else list(client.models.generate_content_stream(model="g", contents="x"))
+    )
+    assert "".join(r.text or "" for r in responses) == "ThecodeisDone"
+    assert responses[-1].candidates[0].finish_reason == "STOP"
+    assert responses[-1].usage_metadata.total_token_count == 15
+    assert seen == {
+        "on_usage": [USAGE],
+        "after_model": ("ThecodeisDone", "STOP", USAGE),
+        "on_finish": USAGE,
+    }
+
+
+def test_a_function_streams_the_finish_of_a_dropped_part_of_an_expansion() -> None:
+    @hw.model(use=[split_words, drop_secret_words])
+    def combined(messages: Any) -> Any:
+        yield {"kind": "text", "text": "Hi SECRET", "finish_reason": "stop"}
+
+    assert list(combined(USER)) == [
+        {"kind": "text", "text": "Hi"},
+        {"kind": "finish", "finish_reason": "stop"},
+    ]
