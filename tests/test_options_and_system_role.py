@@ -1,5 +1,5 @@
 """Changed requests written back where the target reads them: a plain function's
-positional-only option goes by position, and a Gemini `systemInstruction` a hook changed or
+positional-only option or model goes by position, and a Gemini `systemInstruction` a hook changed or
 added keeps the `role` the SDK sends with it."""
 
 # google-genai's signatures name `PIL.Image.Image`; without Pillow installed pyright sees
@@ -60,6 +60,20 @@ def test_the_places_before_a_positional_only_option_take_their_defaults_or_what_
     # a removed one takes its default, as any option given by position
     swap = set_options(top_p=None, temperature=0.9)
     assert hw.model(llm, use=[swap])(MESSAGES, 0.2) == "top_p=1.0 temperature=0.9"
+
+
+def test_a_positional_only_model_the_caller_left_out_is_set_by_position() -> None:
+    def llm(messages: Any, model: str = "small", temperature: float = 0.5, /) -> str:
+        return f"model={model} temperature={temperature}"
+
+    @hw.before_model
+    def bigger(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(model="large")
+
+    assert hw.model(llm, use=[bigger])(MESSAGES) == "model=large temperature=0.5"
+    assert hw.model(llm, use=[bigger])(MESSAGES, "tiny", 0.1) == "model=large temperature=0.1"
+    both = [bigger, set_options(temperature=0.9)]
+    assert hw.model(llm, use=both)(MESSAGES) == "model=large temperature=0.9"
 
 
 # -- google-genai: the system instruction's role ------------------------------------------------

@@ -118,6 +118,7 @@ class FunctionAdapter(Adapter):
         "fn",
         "form",
         "index",
+        "model_by_position",
         "model_index",
         "name",
         "other",
@@ -176,6 +177,7 @@ class FunctionAdapter(Adapter):
         model = next((p for p in params if p.name == "model"), None)
         at = params.index(model) if model is not None and model.kind in positional else None
         self.model_index = 1 << 30 if at is None else at
+        self.model_by_position = model is not None and model.kind is model.POSITIONAL_ONLY
         # the parameters an argument given by position binds to, with their defaults
         self.positional = tuple((p.name, p.default) for p in params if p.kind in positional)
         if argument is None and self.form != "request":
@@ -318,9 +320,12 @@ class FunctionAdapter(Adapter):
                         f"a hook set the model to {request.model!r}, which {describe(self.fn)} "
                         "cannot take (no `model` parameter, no **kwargs)"
                     )
-                if len(args) > self.model_index:  # given positionally: stays there
-                    at = self.model_index
+                at = self.model_index
+                if len(args) > at:  # given positionally: stays there
                     args = (*args[:at], request.model, *args[at + 1 :])
+                elif self.model_by_position:  # before a `/`: the places before it defaulted
+                    filler = (default for _, default in self.positional[len(args) : at])
+                    args = (*args, *filler, request.model)
                 else:
                     kwargs["model"] = request.model
             if request.options != original.options:
