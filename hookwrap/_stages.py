@@ -305,7 +305,7 @@ def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
         out: list[Chunk] = []
         for part in result:  # each new chunk passes the hooks after, even after an error
             try:
-                done = on_chunk(rest, part, ctx) if rest else part
+                done: Any = on_chunk(rest, part, ctx) if rest else part
             except BaseException as exc:
                 if first is None or isinstance(exc, (Aborted, Interrupt)):
                     raise
@@ -348,7 +348,7 @@ async def on_chunk_async(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any
         out: list[Chunk] = []
         for part in result:  # each new chunk passes the hooks after, even after an error
             try:
-                done = await on_chunk_async(rest, part, ctx) if rest else part
+                done: Any = await on_chunk_async(rest, part, ctx) if rest else part
             except BaseException as exc:
                 if first is None or isinstance(exc, (Aborted, Interrupt)):
                     raise
