@@ -27,7 +27,7 @@ from typing import Any, cast
 from ._adapter import Adapter, Call, Natives, is_stream
 from ._convert import tool_arguments
 from ._errors import Aborted, Interrupt
-from ._onion import build, build_async
+from ._onion import as_call_next, build, build_async
 from ._run import (
     RunContext,
     RunState,
@@ -338,6 +338,7 @@ class ModelEngine(_Shared):
 
     # -- innermost --------------------------------------------------------------------------
 
+    @as_call_next
     def _inner(self, request: ModelRequest, view: bool = True) -> Any:
         """The model's answer: a response view, or (`view` false) the native answer as it
         came; a stream's chunks either way."""
@@ -364,6 +365,7 @@ class ModelEngine(_Shared):
             mark_seen(exc)
             raise
 
+    @as_call_next
     async def _inner_async(self, request: ModelRequest, view: bool = True) -> Any:
         adapter = self.adapter
         # (set in this task's context only: a task a hook started beside it takes nothing)
@@ -1049,6 +1051,7 @@ class ToolEngine(_Shared):
         else:
             self.onion = build(chain["wrap_tool"], self._inner, keep)
 
+    @as_call_next
     def _inner(self, call: ToolCall) -> Any:
         try:
             return self.binding.invoke(call)
@@ -1062,6 +1065,7 @@ class ToolEngine(_Shared):
             self._seen(exc)
             raise
 
+    @as_call_next
     async def _inner_async(self, call: ToolCall) -> Any:
         try:
             return await self.binding.invoke(call)

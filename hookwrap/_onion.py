@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ._errors import Aborted, Interrupt, add_note
 from ._run import current_var
@@ -17,13 +17,14 @@ from ._stack import Hook
 from ._stages import SEEN, abort_if, bad_return, mark_seen
 from ._types import ModelRequest, ModelResponse, Respond, ToolCall
 
-__all__ = ["build", "build_async"]
+__all__ = ["as_call_next", "build", "build_async"]
 
 log = logging.getLogger("hookwrap")
 
 Inner = Callable[[Any], Any]
 AsyncInner = Callable[[Any], Awaitable[Any]]
 Coerce = Callable[[Hook, Any], Any]
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 _REQUESTS = (ModelRequest, ToolCall)
 
@@ -57,6 +58,13 @@ def _yielded(hook: Hook, value: Any) -> None:
         )
 
 
+def as_call_next(fn: _F) -> _F:
+    """`fn`, named as the hook that calls it knows it: `call_next()` called without the
+    request says "call_next() missing 1 required positional argument"."""
+    fn.__qualname__ = fn.__name__ = "call_next"
+    return fn
+
+
 def build(wraps: tuple[Hook, ...], inner: Inner, coerce: Coerce) -> Inner:
     """The sync onion: `wraps[0]` is outermost."""
     for hook in reversed(wraps):
@@ -66,6 +74,7 @@ def build(wraps: tuple[Hook, ...], inner: Inner, coerce: Coerce) -> Inner:
             inner = _forgiving_layer(hook, inner, coerce)
         else:
             inner = _layer(hook, inner, coerce)
+        as_call_next(inner)
     return inner
 
 
@@ -104,7 +113,7 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
             try:
                 got.append(inner(req))
             except BaseException as exc:
-                got.append(_Failed(exc))
+                _failed(got, exc)
                 raise
             return got[-1]
 
@@ -130,6 +139,13 @@ class _Failed:
 
     def __init__(self, error: BaseException) -> None:
         self.error = error
+
+
+def _failed(got: list[Any], exc: BaseException) -> None:
+    """Note what the inner call raised; an error the inner call did not see (`call_next`
+    given no request) left the model uncalled, so a skipped hook's call goes in as it came."""
+    if getattr(exc, SEEN, False):
+        got.append(_Failed(exc))
 
 
 def _last(got: list[Any]) -> Any:
@@ -204,6 +220,7 @@ def build_async(wraps: tuple[Hook, ...], inner: AsyncInner, coerce: Coerce) -> A
                 inner = _sgen_layer(hook, inner, coerce)
         else:
             inner = _alayer(hook, inner, coerce)
+        as_call_next(inner)
     return inner
 
 
@@ -220,11 +237,11 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                 try:
                     got.append(await inner(req))
                 except BaseException as exc:
-                    got.append(_Failed(exc))
+                    _failed(got, exc)
                     raise
                 return got[-1]
 
-            call_next = recorded
+            call_next = as_call_next(recorded)
 
         try:
             if hook.takes_ctx:

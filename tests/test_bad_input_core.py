@@ -128,6 +128,77 @@ def test_tool_call_next_given_the_arguments_names_what_it_takes_and_the_hook() -
     assert _noted(async_.value, "apasses")
 
 
+@pytest.mark.parametrize("outer", [False, True])
+def test_call_next_called_without_the_request_says_so(outer: bool) -> None:
+    """Python's own message, naming `call_next` (not an internal function) and what it
+    takes; the note names the hook. With an outer hook, the inner layer is called so."""
+
+    @hw.wrap_model
+    def bare(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next()
+
+    @hw.wrap_model
+    async def abare(request: hw.ModelRequest, call_next: Any) -> Any:
+        return await call_next()
+
+    @hw.wrap_tool
+    def tbare(call: hw.ToolCall, call_next: Any) -> Any:
+        return call_next()
+
+    @hw.wrap_model
+    def passes(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next(request)
+
+    @hw.wrap_model
+    async def apasses(request: hw.ModelRequest, call_next: Any) -> Any:
+        return await call_next(request)
+
+    before = ([passes], [apasses]) if outer else ([], [])
+    missing = re.escape("call_next() missing 1 required positional argument: ")
+    with pytest.raises(TypeError, match=missing + "'request'") as sync:
+        hw.model(llm, use=[*before[0], bare])(MSG)
+    assert _noted(sync.value, "bare")
+    with pytest.raises(TypeError, match=missing + "'request'") as async_:
+        asyncio.run(hw.model(allm, use=[*before[1], abare])(MSG))
+    assert _noted(async_.value, "abare")
+    with pytest.raises(TypeError, match=missing) as tool:
+        hw.tool(search, use=[tbare])("x")
+    assert _noted(tool.value, "tbare")
+
+
+def test_a_fail_open_hook_giving_call_next_no_request_is_skipped_and_the_model_called_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    calls: list[Any] = []
+
+    def counted(messages: Any) -> str:
+        calls.append(messages)
+        return "hello"
+
+    async def acounted(messages: Any) -> str:
+        calls.append(messages)
+        return "hello"
+
+    @hw.wrap_model(fail_open=True)
+    def wrong(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next(request.messages)
+
+    @hw.wrap_model(fail_open=True)
+    def bare(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next()
+
+    @hw.wrap_model(fail_open=True)
+    async def awrong(request: hw.ModelRequest, call_next: Any) -> Any:
+        return await call_next({"messages": MSG})
+
+    assert hw.model(counted, use=[wrong])(MSG) == "hello"
+    assert hw.model(counted, use=[bare])(MSG) == "hello"
+    assert asyncio.run(hw.model(acounted, use=[awrong])(MSG)) == "hello"
+    assert calls == [MSG, MSG, MSG]
+    skipped = [r.getMessage() for r in caplog.records if "fail-open" in r.getMessage()]
+    assert len(skipped) == 3, skipped
+
+
 # -- generator functions as hooks of a kind that returns ------------------------------------
 
 RETURNING = [kind for kind in KINDS if not kind.startswith("wrap_")]
