@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from ._types import Chunk, ModelRequest, ModelResponse
 
-__all__ = ["Adapter", "Call", "Natives", "is_stream", "lost_call"]
+__all__ = ["Adapter", "Call", "Natives", "is_stream", "lost_call", "same_shape"]
 
 # a stream's native items (an iterator, or an async one) and the chunk each stands for
 Natives = tuple[Any, Callable[[Any], list[Chunk]]]
@@ -174,3 +174,20 @@ class Adapter:
     def stream_result(self, stream: Any, call: Call | None) -> Any:
         """What the caller gets for a stream (`stream` is hookwrap's native iterator)."""
         return stream
+
+
+def same_shape(stream: bool, asked: ModelRequest | None) -> None:
+    """Refuse a request whose `stream` a hook changed from that of the call, `asked`.
+
+    Whether a call streams decides the native type its caller gets (a stream or a whole
+    response), which is the caller's: a changed flag could be honoured only by handing back
+    another type, so it is refused rather than ignored.
+    """
+    if asked is None or stream == asked.stream:
+        return
+    does = "streams" if asked.stream else "does not stream"
+    raise TypeError(
+        f"a hook set request.stream={stream}, but this call {does}; the call's "
+        "shape is the caller's (it decides the native type the caller gets), so a hook "
+        f"cannot change it: leave `stream` as it came ({asked.stream})"
+    )

@@ -1,7 +1,7 @@
-"""Whether an SDK call streams is the caller's: it decides the native type the caller gets.
+"""Whether a call streams is the caller's: it decides the native type the caller gets.
 A hook that changes `request.stream` is refused with a `TypeError` saying so, neither
-honoured (another type back) nor ignored. Real SDKs against the fake provider, sync and
-async."""
+honoured (another type back) nor ignored. Real SDKs against the fake provider, and plain
+functions, sync and async."""
 
 # google-genai's signatures name `PIL.Image.Image`; without Pillow installed pyright sees
 # Unknown in every `generate_content`, so only that report is off here.
@@ -17,10 +17,6 @@ import pytest
 
 import hookwrap as hw
 from hookwrap.testing import FakeProvider
-
-pytest.importorskip("openai")
-pytest.importorskip("anthropic")
-pytest.importorskip("google.genai")
 
 USER: Any = [{"role": "user", "content": "hi"}]
 KINDS = pytest.mark.parametrize("kind", ["anthropic", "chat", "completions", "gemini", "responses"])
@@ -43,6 +39,8 @@ def call(
     kind: str, provider: FakeProvider, hooks: list[Any], *, is_async: bool, stream: bool
 ) -> Any:
     """One call of `kind` with `hooks`, read to its end: what the caller gets."""
+    sdk = {"gemini": "google.genai", "anthropic": "anthropic"}.get(kind, "openai")
+    pytest.importorskip(sdk)
     streams: dict[str, Any] = {"stream": True} if stream else {}
     make: Callable[[], Any]
     if kind == "gemini":
@@ -98,6 +96,7 @@ def test_a_hook_answering_after_changing_stream_is_refused(
 
 
 def test_the_messages_stream_helper_refuses_a_hook_that_turns_streaming_off() -> None:
+    pytest.importorskip("anthropic")
     client = hw.wrap(FakeProvider().anthropic(), use=[flip])
     stream = client.messages.stream(model="claude-x", max_tokens=5, messages=USER)
     refused = pytest.raises(TypeError, match=r"request\.stream=False, but this call streams")
@@ -120,3 +119,70 @@ def test_a_hook_leaving_stream_as_it_came_changes_the_rest(
     sent = provider.requests[-1]
     assert sent.request.model == "other"
     assert sent.request.stream is stream
+
+
+# -- plain functions ---------------------------------------------------------------------------
+
+
+def whole(messages: Any) -> str:
+    return "Hello"
+
+
+def words(messages: Any) -> Any:
+    yield "Hel"
+    yield "lo"
+
+
+async def awhole(messages: Any) -> str:
+    return "Hello"
+
+
+async def awords(messages: Any) -> Any:
+    yield "Hel"
+    yield "lo"
+
+
+def optional(messages: Any, stream: bool = False) -> Any:
+    return iter(["Hel", "lo"]) if stream else "Hello"
+
+
+def call_function(fn: Any, hooks: list[Any], streams: bool, **kwargs: Any) -> Any:
+    made = hw.model(fn, use=hooks)(USER, **kwargs)
+    if not hasattr(made, "__await__") and not hasattr(made, "__aiter__"):
+        return list(made) if streams else made
+
+    async def read() -> Any:
+        return [item async for item in made] if streams else await made
+
+    return asyncio.run(read())
+
+
+FUNCTIONS = pytest.mark.parametrize(
+    ("fn", "stream"), [(whole, False), (words, True), (awhole, False), (awords, True)]
+)
+
+
+@FUNCTIONS
+@pytest.mark.parametrize("answers", [False, True])
+def test_a_hook_changing_a_functions_stream_is_refused(
+    fn: Any, stream: bool, answers: bool
+) -> None:
+    does = "streams" if stream else "does not stream"
+    hooks = [flip, answer] if answers else [flip]
+    with pytest.raises(TypeError, match=rf"request\.stream={not stream}, but this call {does}"):
+        call_function(fn, hooks, stream)
+
+
+@hw.before_model
+def keep_stream(request: hw.ModelRequest) -> hw.ModelRequest:
+    return request.replace(stream=request.stream)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_functions_own_stream_argument_is_the_callers_too(stream: bool) -> None:
+    does = "streams" if stream else "does not stream"
+    with pytest.raises(TypeError, match=rf"request\.stream={not stream}, but this call {does}"):
+        call_function(optional, [flip], stream, stream=stream)
+    assert call_function(optional, [keep_stream], stream, stream=stream) == (
+        ["Hel", "lo"] if stream else "Hello"
+    )

@@ -31,7 +31,7 @@ from typing import Any, cast
 
 import wrapt
 
-from .._adapter import Adapter, Call, Natives, lost_call
+from .._adapter import Adapter, Call, Natives, lost_call, same_shape
 from .._convert import message_from
 from .._engine import ModelEngine
 from .._patch import lend, passing
@@ -973,23 +973,6 @@ class ApiClientAdapter(Adapter):
         if not stream:
             return result
         return _afeed(result, http) if self.is_async else feed(result, http)
-
-
-def same_shape(stream: bool, asked: ModelRequest | None) -> None:
-    """Refuse a request whose `stream` a hook changed from that of the call, `asked`.
-
-    Whether a call streams decides the native type its caller gets (a stream or a whole
-    response), which is the caller's: a changed flag could be honoured only by handing back
-    another type, so it is refused rather than ignored.
-    """
-    if asked is None or stream == asked.stream:
-        return
-    does = "streams" if asked.stream else "does not stream"
-    raise TypeError(
-        f"a hook set request.stream={stream}, but this call {does}; the call's "
-        "shape is the caller's (it decides the native type the caller gets), so a hook "
-        f"cannot change it: leave `stream` as it came ({asked.stream})"
-    )
 
 
 def _named(

@@ -24,7 +24,7 @@ from collections.abc import (
 from types import UnionType
 from typing import Annotated, Any, Literal, TypeVar, Union, cast
 
-from .._adapter import Adapter, Call, Natives, is_stream, lost_call
+from .._adapter import Adapter, Call, Natives, is_stream, lost_call, same_shape
 from .._convert import (
     chunk_from_dict,
     chunk_to_dict,
@@ -313,7 +313,8 @@ class FunctionAdapter(Adapter):
             args = (*args[: self.index], value, *args[self.index + 1 :])
         else:
             kwargs[self.name] = value
-        if self.form != "request":
+        if self.form != "request":  # (a function taking the request reads `stream` itself)
+            same_shape(request.stream, original)
             if request.model != original.model:
                 if not ("model" in self.accepts or self.var_kw):
                     raise TypeError(
@@ -444,6 +445,8 @@ class FunctionAdapter(Adapter):
             return call.result
         if self.form == "request":
             return response
+        if call is not None:  # a whole answer to a streamed call: a hook unset `stream`
+            same_shape(False, call.request)
         kind = self.returns
         if call is not None and call.response is not None:
             original = call.result
@@ -462,6 +465,12 @@ class FunctionAdapter(Adapter):
                 out = {**{k: v for k, v in items.items() if k not in _MESSAGE_KEYS}, **out}
             return out
         return response.text
+
+    def respond_chunks(self, response: ModelResponse, request: ModelRequest) -> list[Chunk]:
+        call = request.raw
+        if self.form != "request" and isinstance(call, Call):
+            same_shape(request.stream, call.request)
+        return super().respond_chunks(response, request)
 
     # -- streams ------------------------------------------------------------------------
 

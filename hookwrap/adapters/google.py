@@ -26,7 +26,7 @@ from typing import Any, cast
 
 import wrapt
 
-from .._adapter import Adapter, Call, Natives, lost_call
+from .._adapter import Adapter, Call, Natives, lost_call, same_shape
 from .._convert import message_from
 from .._engine import ModelEngine
 from .._patch import lend, passing
@@ -42,7 +42,6 @@ from .._types import (
     new_message,
     new_response,
 )
-from ._apiclient import same_shape
 from ._google_wire import GeminiWire, model_of
 from ._wire import Event, loads
 
