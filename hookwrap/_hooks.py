@@ -114,6 +114,11 @@ def _accepts(params: list[inspect.Parameter], n: int) -> bool:
 
 def _inspect(fn: Callable[..., Any], kind: str) -> tuple[bool, str]:
     """Check `fn` can be called as a `kind` hook; return (takes_ctx, form)."""
+    if isinstance(fn, classmethod):
+        raise TypeError(
+            f"@{kind} expects a function, got {fn!r}: put @{kind} below @classmethod (a "
+            "hook of a class is a method, or a @staticmethod)"
+        )
     if not callable(fn):
         raise TypeError(f"@{kind} expects a function, got {fn!r}")
     is_gen = inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)

@@ -86,6 +86,27 @@ def test_a_ctx_before_the_stages_arguments_is_refused_when_decorated(
     assert f"put it last: {expected}" in str(err.value)
 
 
+def test_a_hook_decorator_above_classmethod_says_where_it_goes() -> None:
+    with pytest.raises(TypeError, match="put @before_model below @classmethod"):
+
+        class Above(hw.Middleware):
+            @hw.before_model
+            @classmethod
+            def add(cls, request: hw.ModelRequest) -> None:
+                return None
+
+    class Below(hw.Middleware):
+        seen: list[Any] = []
+
+        @classmethod
+        @hw.before_model
+        def add(cls, request: hw.ModelRequest) -> None:
+            cls.seen.append(request.messages[0].text)
+
+    assert hw.model(lambda prompt: prompt, use=[Below()])("hi") == "hi"
+    assert Below.seen == ["hi"]
+
+
 def test_a_hook_with_no_parameters_shows_empty_parentheses() -> None:
     """The error shows what the function takes as the docs show it: `()` when nothing."""
     with pytest.raises(TypeError) as err:
