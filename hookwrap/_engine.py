@@ -27,7 +27,7 @@ from typing import Any, cast
 from ._adapter import Adapter, Call, Natives, is_stream
 from ._convert import tool_arguments
 from ._errors import Aborted, Interrupt
-from ._onion import as_call_next, build, build_async
+from ._onion import aguarded, as_call_next, build, build_async, guarded
 from ._run import (
     RunContext,
     RunState,
@@ -292,13 +292,18 @@ class ModelEngine(_Shared):
         # what a stream from a wrap hook must be in this shape, decided once
         step, shape = ("__anext__", "an async") if is_async else ("__next__", "an")
 
-        def coerce(hook: Hook, value: Any) -> Any:
+        guard = aguarded if is_async else guarded
+
+        def coerce(hook: Hook, value: Any, request: Any = None, rest: Any = None) -> Any:
             if isinstance(value, ModelResponse):
                 return value
             if is_stream(value):
-                if hasattr(value.__class__, step):
-                    return value
-                raise bad_return(hook, value, f"{shape} iterator of Chunks in this call")
+                if not hasattr(value.__class__, step):
+                    raise bad_return(hook, value, f"{shape} iterator of Chunks in this call")
+                call = None if request is None else request.raw
+                if isinstance(call, Call) and _hooks_own(value, call):
+                    return guard(hook, value, call, rest)
+                return value
             if value is None:
                 raise bad_return(
                     hook,
@@ -936,6 +941,13 @@ def _tool_context(
     return ctx
 
 
+def _hooks_own(stream: Any, call: Call) -> bool:
+    """Whether a stream a wrap layer returned is one its hook made (the hook's code runs as
+    it is read), not one from inside the onion passed on as it came."""
+    code = getattr(stream, "gi_code", None) or getattr(stream, "ag_code", None)
+    return code not in _PASSED_ON and not _own(stream, call)
+
+
 def _own(chunks: Any, call: Call) -> bool:
     """Whether `chunks` is the very stream the adapter made (a wrap hook passed it on as it
     was): every chunk in it is then the adapter's own, as without wrap hooks."""
@@ -1042,7 +1054,7 @@ class ToolEngine(_Shared):
         self.before = chain["before_tool"]
         self.after = chain["after_tool"]
 
-        def keep(hook: Hook, value: Any) -> Any:
+        def keep(hook: Hook, value: Any, request: Any = None, rest: Any = None) -> Any:
             abort_if(value)  # no result: it ends the run
             return value
 
@@ -1172,3 +1184,7 @@ class ToolEngine(_Shared):
             return result
         finally:
             current_var.reset(token)
+
+
+# the streams hookwrap reads a model's chunks through (see `_hooks_own`)
+_PASSED_ON = frozenset(f.__code__ for f in (_recorded, _arecorded, guarded, aguarded))

@@ -8,22 +8,26 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
+from ._adapter import is_stream
 from ._errors import Aborted, Interrupt, add_note
 from ._run import current_var
 from ._stack import Hook
 from ._stages import SEEN, abort_if, bad_return, mark_seen
 from ._types import ModelRequest, ModelResponse, Respond, ToolCall
 
-__all__ = ["as_call_next", "build", "build_async"]
+__all__ = ["aguarded", "as_call_next", "build", "build_async", "guarded"]
 
 log = logging.getLogger("hookwrap")
 
 Inner = Callable[[Any], Any]
 AsyncInner = Callable[[Any], Awaitable[Any]]
-Coerce = Callable[[Hook, Any], Any]
+# `coerce(hook, value, request=None, rest=None)`: a layer's answer as it goes out (given
+# the layer's `request`, a stream the hook made is read through `guarded`; `rest` is what a
+# fail-open hook's stream leaves once it failed)
+Coerce = Callable[..., Any]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 _REQUESTS = (ModelRequest, ToolCall)
@@ -85,7 +89,9 @@ def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
         def layer_ctx(request: Any) -> Any:
             try:
                 result = fn(request, inner, ctx=current_var.get())
-                return result if isinstance(result, ModelResponse) else coerce(hook, result)
+                return (
+                    result if isinstance(result, ModelResponse) else coerce(hook, result, request)
+                )
             except BaseException as exc:
                 _own(hook, exc)  # its answer refused too: the hook's, not an outer one's
                 raise
@@ -95,7 +101,7 @@ def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
     def layer(request: Any) -> Any:
         try:
             result = fn(request, inner)
-            return result if isinstance(result, ModelResponse) else coerce(hook, result)
+            return result if isinstance(result, ModelResponse) else coerce(hook, result, request)
         except BaseException as exc:
             _own(hook, exc)  # its answer refused too: the hook's, not an outer one's
             raise
@@ -122,7 +128,7 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                 result = fn(request, call_next, ctx=current_var.get())
             else:
                 result = fn(request, call_next)
-            return coerce(hook, result)
+            return coerce(hook, result, request, _again(got, inner, request))
         except BaseException as exc:
             if not _forgiven(hook, exc):
                 _own(hook, exc)
@@ -157,6 +163,82 @@ def _last(got: list[Any]) -> Any:
     return last
 
 
+def _again(got: list[Any], inner: Any, request: Any) -> Callable[[], Any]:
+    """What a fail-open hook's stream leaves once it failed: the inner call's last stream,
+    read on from where the hook left it (or its error again), else the inner call made now
+    (for an async onion, awaited by `aguarded`)."""
+    return lambda: _last(got) if got else inner(request)
+
+
+def _inside(exc: BaseException, call: Any) -> bool:
+    """Whether `exc` came out of a stream the model opened in `call` (read through a hook's
+    stream), not out of the hook's own code: its traceback passes through one of them."""
+    codes = {getattr(s, "gi_code", None) or getattr(s, "ag_code", None) for s in call.extra or ()}
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code in codes:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _failed_stream(hook: Hook, exc: BaseException, call: Any) -> bool:
+    """An error out of a stream `hook` made: raised as the layer raises the hook's errors
+    (one from the model passes unchanged), or True when the fail-open hook is to be left
+    out of the rest of the stream."""
+    if _inside(exc, call):
+        mark_seen(exc)
+        return False
+    if not _forgiven(hook, exc):
+        _own(hook, exc)
+        return False
+    return True
+
+
+def guarded(
+    hook: Hook, stream: Iterator[Any], call: Any, rest: Callable[[], Any] | None
+) -> Iterator[Any]:
+    """A stream a `wrap_model` hook made, read as the caller pulls it. The hook's code runs
+    here, after its layer returned: an error it raises gets the note naming it, and a
+    fail-open hook's is logged and the hook left out, the stream going on with `rest()`."""
+    try:
+        yield from stream
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        if not _failed_stream(hook, exc, call) or rest is None:
+            raise
+        again = rest()
+        if is_stream(again):
+            yield from again
+
+
+async def aguarded(
+    hook: Hook, stream: AsyncIterator[Any], call: Any, rest: Callable[[], Any] | None
+) -> AsyncIterator[Any]:
+    again: Any = None
+    try:
+        try:
+            async for item in stream:
+                yield item
+        except GeneratorExit:
+            raise
+        except BaseException as exc:
+            if not _failed_stream(hook, exc, call) or rest is None:
+                raise
+            again = rest()
+            if inspect.isawaitable(again):
+                again = await again
+            if is_stream(again):
+                async for item in again:
+                    yield item
+    finally:  # left early: the streams read here are closed now, not when collected
+        for opened in (stream, again):
+            aclose = getattr(opened, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+
 def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
     fn = hook.fn
 
@@ -186,7 +268,9 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                 try:
                     sent = gen.send(response)
                 except StopIteration as stop:
-                    return response if stop.value is None else coerce(hook, stop.value)
+                    if stop.value is None:
+                        return response
+                    return coerce(hook, stop.value, request, _again(got, inner, request))
         except BaseException as exc:
             if not _forgiven(hook, exc):
                 _own(hook, exc)
@@ -250,7 +334,10 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                 result = fn(request, call_next)
             if awaits:
                 result = await result
-            return result if isinstance(result, ModelResponse) else coerce(hook, result)
+            if isinstance(result, ModelResponse):
+                return result
+            rest = _again(got, inner, request) if hook.spec.fail_open else None
+            return coerce(hook, result, request, rest)
         except BaseException as exc:
             if not _forgiven(hook, exc):
                 _own(hook, exc)
@@ -290,7 +377,9 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                 try:
                     sent = gen.send(response)
                 except StopIteration as stop:
-                    return response if stop.value is None else coerce(hook, stop.value)
+                    if stop.value is None:
+                        return response
+                    return coerce(hook, stop.value, request, _again(got, inner, request))
         except BaseException as exc:
             if not _forgiven(hook, exc):
                 _own(hook, exc)

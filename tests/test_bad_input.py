@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import pickle
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -96,7 +96,7 @@ def test_a_hook_decorator_above_classmethod_says_where_it_goes() -> None:
                 return None
 
     class Below(hw.Middleware):
-        seen: list[Any] = []
+        seen: ClassVar[list[Any]] = []
 
         @classmethod
         @hw.before_model
