@@ -406,6 +406,60 @@ def test_a_request_function_gets_the_model_request_itself() -> None:
     ]
 
 
+REQUEST_ANSWERS: dict[str, Any] = {
+    "str": "hi there",
+    "Message": hw.Message.assistant("hi there"),
+    "ModelResponse": hw.ModelResponse(message=hw.Message.assistant("hi there")),
+}
+
+
+@pytest.mark.parametrize("form", list(REQUEST_ANSWERS))
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_request_functions_changed_result_keeps_its_form(form: str, is_async: bool) -> None:
+    """As for the other forms: a function taking the request answers as it answered when a
+    hook changes the answer (not the hooks' `ModelResponse`)."""
+
+    @hw.after_model
+    def change(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=hw.Message.assistant("changed"))
+
+    def llm(request: hw.ModelRequest) -> Any:
+        return REQUEST_ANSWERS[form]
+
+    async def allm(request: hw.ModelRequest) -> Any:
+        return REQUEST_ANSWERS[form]
+
+    request = hw.ModelRequest(messages=(hw.Message.user("hi"),))
+    made = hw.model(allm if is_async else llm, use=[change])(request)
+    result = asyncio.run(made) if is_async else made
+    assert type(result) is type(REQUEST_ANSWERS[form])
+    text = result if isinstance(result, str) else result.text
+    assert text == "changed"
+
+
+def _respond_with_response(request: hw.ModelRequest) -> hw.ModelResponse:
+    raise AssertionError("the model must not run")
+
+
+def _respond_with_text(request: hw.ModelRequest) -> str:
+    raise AssertionError("the model must not run")
+
+
+@pytest.mark.parametrize(
+    ("fn", "kind"), [(_respond_with_response, hw.ModelResponse), (_respond_with_text, str)]
+)
+def test_respond_to_a_request_function_takes_its_return_annotations_form(
+    fn: Callable[..., Any], kind: type
+) -> None:
+    @hw.before_model
+    def cached(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond("cached")
+
+    result = hw.model(fn, use=[cached])(hw.ModelRequest(messages=(hw.Message.user("hi"),)))
+    assert type(result) is kind
+    assert (result if isinstance(result, str) else result.text) == "cached"
+
+
 # -- errors ----------------------------------------------------------------------------------
 
 

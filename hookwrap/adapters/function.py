@@ -55,12 +55,17 @@ __all__ = ["FunctionAdapter"]
 Form = Literal["messages", "prompt", "request"]
 _RESERVED = ("model", "stream")
 _MESSAGE_KEYS = frozenset(("role", "content", "tool_calls", "tool_call_id", "name"))
-Kind = Literal["str", "dict", "Message", "Chunk"]
+Kind = Literal["str", "dict", "Message", "Chunk", "ModelResponse"]
 _T = TypeVar("_T")
 _STREAMS = (Iterator, Iterable, Generator, AsyncIterator, AsyncIterable, AsyncGenerator)
 # read from an annotation that cannot be resolved: the first of these names in it decides
-_NAMES = re.compile(r"\b(str|Chunk|Message|dict|Dict|Mapping|MutableMapping)\b")
-_KINDS: dict[str, Kind] = {"str": "str", "Chunk": "Chunk", "Message": "Message"}  # or dict
+_NAMES = re.compile(r"\b(str|Chunk|Message|ModelResponse|dict|Dict|Mapping|MutableMapping)\b")
+_KINDS: dict[str, Kind] = {  # or dict
+    "str": "str",
+    "Chunk": "Chunk",
+    "Message": "Message",
+    "ModelResponse": "ModelResponse",
+}
 _STREAM_NAME = re.compile(r"(?:[\w.]*\.)?(?:Async)?(?:Iterator|Iterable|Generator)\b")
 
 
@@ -103,6 +108,8 @@ def _return_annotation(fn: Callable[..., Any]) -> tuple[Kind, bool]:
         return "Message", streams
     if issubclass(form, Chunk):
         return "Chunk", streams
+    if issubclass(form, ModelResponse):
+        return "ModelResponse", streams
     if issubclass(form, Mapping):  # dict, Mapping, any TypedDict (a dict subclass)
         return "dict", streams
     return "str", streams
@@ -443,18 +450,19 @@ class FunctionAdapter(Adapter):
     def native(self, response: ModelResponse, call: Call | None) -> Any:
         if call is not None and response is call.response:
             return call.result
-        if self.form == "request":
-            return response
-        if call is not None:  # a whole answer to a streamed call: a hook unset `stream`
-            same_shape(False, call.request)
+        if call is not None and self.form != "request":
+            same_shape(False, call.request)  # a whole answer to a streamed call: a hook unset it
         kind = self.returns
-        if call is not None and call.response is not None:
+        if call is not None and call.response is not None:  # the form the function answered in
             original = call.result
-            kind = (
-                "dict"
-                if isinstance(original, Mapping)
-                else ("Message" if isinstance(original, Message) else "str")
-            )
+            if isinstance(original, ModelResponse):
+                kind = "ModelResponse"
+            elif isinstance(original, Mapping):
+                kind = "dict"
+            else:
+                kind = "Message" if isinstance(original, Message) else "str"
+        if kind == "ModelResponse":
+            return response
         if kind == "Message":
             return response.message
         if kind == "dict":
