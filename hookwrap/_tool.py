@@ -41,8 +41,8 @@ _PRIMITIVES: dict[Any, dict[str, Any]] = {
 def schema_of(tp: Any) -> dict[str, Any]:
     """JSON schema of a type hint (dataclasses, attrs classes, enums, Literal, Optional, …).
 
-    A class met again inside itself (a tree's node) is described once under `$defs`, which
-    the schema then carries, and referred to by `$ref` where it recurs."""
+    A class met again inside itself (a tree's node) is written out where it is used, and
+    is a `$ref` to a copy under `$defs` (which the schema then carries) where it recurs."""
     schemas = _Schemas()
     return schemas.rooted(schemas.of(tp))
 
