@@ -36,7 +36,7 @@ from ._convert import (
     typed_form,
 )
 from ._engine import ToolEngine
-from ._errors import Aborted, Interrupt, add_note, check_int
+from ._errors import Aborted, Interrupt, Stopped, add_note, check_int, stopless
 from ._hooks import HookSpec, Middleware, describe
 from ._run import (
     RunContext,
@@ -856,15 +856,16 @@ class Agent:
             if runner.is_async:
                 value = await runner.arun(call)
             else:  # a sync tool runs in a thread, beside the async ones of its turn
-                value = await asyncio.to_thread(runner.run, call)
+                value = await asyncio.to_thread(stopless, runner.run, call)
         except Interrupt as exc:
             return _Done(call, paused=True, payload=exc.payload)
         except Aborted as exc:  # the turn is cut here; the program ends the run
             return _Done(call, ok=False, aborted=exc)
         except Exception as exc:
-            if not from_tool(exc):  # a hook's error ends the run, as outside an agent
+            error: BaseException = exc.error if isinstance(exc, Stopped) else exc
+            if not from_tool(error):  # a hook's error ends the run, as outside an agent
                 raise
-            return _Done(call, ok=False, text=_error_text(exc))
+            return _Done(call, ok=False, text=_error_text(error))
         return _Done(call, text=result_text(value), value=value)
 
 

@@ -19,6 +19,7 @@ from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from contextvars import ContextVar
 from typing import Any, cast
 
+from ._errors import stopless
 from ._hooks import after_model, before_model, on_chunk
 from ._types import Chunk, ModelRequest, ModelResponse
 
@@ -404,7 +405,7 @@ class ModelCaller:
         """Answer `request` (never streamed), in an async call; a sync target runs in a
         worker thread, so the event loop stays free."""
         if self._async is None:
-            return await asyncio.to_thread(self.call, request)
+            return await asyncio.to_thread(stopless, self.call, request)
         box: list[ModelResponse] = []
         token = _carried.set((self._request(request), box, None))
         try:

@@ -125,12 +125,14 @@ def tool_call_from(item: Any) -> ToolCall:
 
 def result_text(value: Any) -> str:
     """A tool result as the model reads it: a str as is, anything else as JSON (through the
-    converter; a set as an array), or its `repr` when it is no JSON data."""
+    converter; a set as an array), or its `repr` when it is no JSON data (one holding NaN
+    or infinity, or itself)."""
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(converter.unstructure(value), ensure_ascii=False, default=_loose)
-    except (TypeError, ValueError):
+        unstructured = converter.unstructure(value)
+        return json.dumps(unstructured, ensure_ascii=False, allow_nan=False, default=_loose)
+    except (TypeError, ValueError, RecursionError):
         return repr(value)
 
 

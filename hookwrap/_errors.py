@@ -11,9 +11,12 @@ PEP 678 note naming the hook that raised it.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
-__all__ = ["Aborted", "Interrupt", "add_note", "check_int"]
+_T = TypeVar("_T")
+
+__all__ = ["Aborted", "Interrupt", "Stopped", "add_note", "check_int", "stopless"]
 
 
 class Aborted(Exception):
@@ -55,3 +58,21 @@ def check_int(argument: str, value: object, minimum: int) -> int:
     raise TypeError(
         f"{argument} expects an int >= {minimum} (got {type(value).__name__}: {value!r})"
     )
+
+
+class Stopped(RuntimeError):
+    """A `StopIteration` raised in a worker thread, carried out of it as `error` (a
+    `RuntimeError`, as PEP 479 makes it of one out of a generator): asyncio cannot set a
+    `StopIteration` on the future a task awaits, which would then never complete."""
+
+    def __init__(self, error: StopIteration) -> None:
+        super().__init__(f"{error!r} raised in a worker thread")
+        self.error = error
+
+
+def stopless(fn: Callable[..., _T], /, *args: Any) -> _T:
+    """`fn(*args)`, for `asyncio.to_thread`: a `StopIteration` comes out as `Stopped`."""
+    try:
+        return fn(*args)
+    except StopIteration as exc:
+        raise Stopped(exc) from exc
