@@ -944,6 +944,9 @@ def _tool_context(
 def _hooks_own(stream: Any, call: Call) -> bool:
     """Whether a stream a wrap layer returned is one its hook made (the hook's code runs as
     it is read), not one from inside the onion passed on as it came."""
+    made = call.made
+    if made is not None and made[0] is stream:  # the adapter's, unread: the usual case
+        return False
     code = getattr(stream, "gi_code", None) or getattr(stream, "ag_code", None)
     return code not in _PASSED_ON and not _own(stream, call)
 
