@@ -39,16 +39,30 @@ def holding(owner: object) -> tuple[Chain, ...]:
     )
 
 
+# the modules of the SDKs `hw.patch` knows, each followed by a dot
+_SDK_MODULES = ("openai.", "anthropic.", "google.genai.")
+
+
+def _sdk_of(cls: type) -> str | None:
+    """The top-level module of the SDK `cls` is a class of, if a patchable one: found
+    through its bases, for a subclass of a client in the user's own module
+    (`class MyClient(OpenAI)`) is the SDK's client all the same."""
+    for base in cls.__mro__:
+        if f"{base.__module__}.".startswith(_SDK_MODULES):
+            return base.__module__.partition(".")[0]
+    return None
+
+
 def patch_of(target: Any) -> tuple[str, Chain] | None:
     """The SDK `target` (a client, resource or method) belongs to, and the hooks
     `hw.patch` put on it, if patched."""
     wrapped = getattr(target, "__wrapped__", None)
     if not inspect.ismethod(target) and inspect.ismethod(wrapped):
         target = wrapped  # `resource.with_raw_response.create`, say: a function around it
-    owner = target.__self__ if inspect.ismethod(target) else target
-    name = type(owner).__module__.partition(".")[0]
-    chain = _patched.get(name)
-    return None if chain is None else (name, chain)
+    owner: object = target.__self__ if inspect.ismethod(target) else target
+    name = _sdk_of(type(owner))
+    chain = None if name is None else _patched.get(name)
+    return None if name is None or chain is None else (name, chain)
 
 
 _lock = threading.Lock()  # patching is a check, then a change of classes: one at a time

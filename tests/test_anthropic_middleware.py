@@ -267,3 +267,20 @@ def test_a_middleware_answering_with_its_own_value_is_refused_by_name(is_async: 
     assert run(client.messages.create(**ARGS)) is cached  # the SDK's own behaviour
     with pytest.raises(TypeError, match=r"middleware .* answered with Message"):
         run(hw.wrap(client, use=Calls().use).messages.create(**ARGS))
+
+
+def test_a_subclass_client_with_middleware_is_hooked(is_async: bool) -> None:
+    """A client of the user's own subclass of the SDK's class (in the user's module) is of
+    that SDK all the same: its middleware's response is read as the SDK's."""
+    provider = FakeProvider(["hello"])
+    plain = provider.anthropic(is_async)
+
+    class Mine(plain.__class__):  # type: ignore[misc,name-defined]
+        pass
+
+    mine = Mine(api_key="test", base_url=str(plain.base_url), http_client=plain._client)
+    seen, calls = Seen(), Calls()
+    wrapped = hw.wrap(mine.with_middleware(seen), use=calls.use)
+    message = run(wrapped.messages.create(**ARGS))
+    assert message.content[0].text == "hello!"
+    assert seen.seen == [(response_name(is_async), 200)]

@@ -197,10 +197,17 @@ def _answered(client: Any, captured: Exchange, result: Any, request: Any) -> Any
             "(that one, or another the SDK made)"
         )
     captured.retries = request.retries_taken
-    base = sys.modules[type(client).__module__.partition(".")[0] + "._base_client"]
+    base = _base_client(client)
     if base._middleware_entry_mode(request) is None:
         http.request.headers.pop(base.RAW_RESPONSE_HEADER, None)
     return http
+
+
+def _base_client(client: Any) -> Any:
+    """The `_base_client` module of the SDK `client` is of (a subclass of its client class
+    in the user's own module too)."""
+    sdk = next(c for c in type(client).__mro__ if c.__module__.endswith("._base_client"))
+    return sys.modules[sdk.__module__]
 
 
 _MODULES: dict[type, Any] = {}
@@ -1089,8 +1096,7 @@ def _raise_as_sdk(error: Exception, ex: Exchange, http: Any) -> None:
     own type wherever the call failed, and the SDK's stream hands it on as it is. A raw
     response's caller who reads its bytes, not the stream `parse()` makes, gets `error`
     itself, as from the SDK."""
-    sdk = next(c for c in type(ex.client).__mro__ if c.__module__.endswith("._base_client"))
-    base = sys.modules[sdk.__module__]
+    base = _base_client(ex.client)
     if not ex.parsed and http.request.headers.get(base.RAW_RESPONSE_HEADER):
         return
     streaming = sys.modules.get(base.__name__.partition(".")[0] + "._streaming")
