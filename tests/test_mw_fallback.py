@@ -4,6 +4,7 @@ over through the neutral types and the answer written back in the caller's own f
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -500,3 +501,57 @@ def test_bad_arguments_are_refused_when_made(
 ) -> None:
     with pytest.raises(error, match=message):
         Fallback(**kwargs)
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_the_model_an_alternative_was_called_with_is_recorded(stream: bool, is_async: bool) -> None:
+    pytest.importorskip("openai")
+    pytest.importorskip("anthropic")
+    seen: list[Any] = []
+
+    @hw.after_model
+    def record(request: hw.ModelRequest, response: hw.ModelResponse, ctx: hw.RunContext) -> None:
+        seen.append(ctx.call_state["fallback_model"])
+
+    primary, other = FakeProvider(["first"]), FakeProvider(["from the backup"])
+    primary.fail(503, times=1)
+    fallback = Fallback(models=[(other.anthropic(is_async, max_retries=0), "claude-x")])
+    client: Any = hw.wrap(primary.openai(is_async, max_retries=0), use=[record, fallback])
+
+    async def ask() -> None:
+        answer = await client.chat.completions.create(model="gpt-4o", messages=USER, stream=stream)
+        if stream:
+            [chunk async for chunk in answer]
+
+    for _ in range(2):  # the first model fails once, then answers
+        if is_async:
+            asyncio.run(ask())
+        else:
+            answer = client.chat.completions.create(model="gpt-4o", messages=USER, stream=stream)
+            if stream:
+                list(answer)
+    assert seen == ["claude-x", None]
+
+
+def test_a_partial_or_a_callable_object_is_labelled_by_name() -> None:
+    """Not by its repr, which holds a memory address that differs in every run."""
+
+    def spare(messages: list[dict[str, Any]], style: str = "plain") -> str:
+        return f"a {style} answer"
+
+    class Backup:
+        def __call__(self, messages: list[dict[str, Any]]) -> str:
+            return "the backup's answer"
+
+    seen: list[Any] = []
+
+    @hw.after_model
+    def record(request: hw.ModelRequest, response: hw.ModelResponse, ctx: hw.RunContext) -> None:
+        seen.append((ctx.call_state["fallback"], ctx.call_state["fallback_model"], response.model))
+
+    styled = functools.partial(spare, style="terse")
+    assert hw.model(down, use=[record, Fallback(models=[styled])])(USER) == "a terse answer"
+    assert hw.model(down, use=[record, Fallback(models=[Backup()])])(USER) == "the backup's answer"
+    assert seen == [("spare",) * 3, ("Backup",) * 3]
+    assert repr(Fallback(models=[styled, Backup()])) == "Fallback(models=[spare, Backup])"

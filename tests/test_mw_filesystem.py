@@ -193,9 +193,23 @@ def test_read_file_reads_text_whole_or_in_parts(root: Path) -> None:
     assert read_file("./sub/../notes.txt") == "one\ntwo\nthree\n"
     assert read_file("in_link") == "one\ntwo\nthree\n"
     assert read_file("in_dir/inner.txt") == "inner\n"
-    refused(lambda: read_file("notes.txt", offset=3), "has 3 lines; offset=3 skips them all")
+    refused(lambda: read_file("notes.txt", offset=3), "has 3 lines; offset=3 leaves no line")
     refused(lambda: read_file("notes.txt", offset=-1), "offset must be 0 or more")
     refused(lambda: read_file("notes.txt", limit=0), "limit must be 1 or more")
+
+
+def test_an_offset_that_skips_every_line_says_how_many_lines_there_are(root: Path) -> None:
+    (root / "one.txt").write_text("only line\n", encoding="utf-8")
+    (root / "empty.txt").write_text("", encoding="utf-8")
+    read_file = tools(Filesystem(root=root))["read_file"]
+    assert read_file("one.txt", offset=0) == "only line\n"
+    assert read_file("empty.txt") == ""
+    message = refused(lambda: read_file("one.txt", offset=1), "'one.txt' has 1 line; offset=1")
+    assert message.endswith("(expected an offset below 1)")
+    message = refused(lambda: read_file("notes.txt", offset=7, limit=1), "has 3 lines; offset=7")
+    assert message.endswith("(expected an offset below 3)")
+    message = refused(lambda: read_file("empty.txt", offset=1), "'empty.txt' has 0 lines")
+    assert message.endswith("(expected offset=0)")
 
 
 def test_read_file_keeps_line_endings_and_unicode(root: Path) -> None:

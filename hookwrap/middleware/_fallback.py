@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
 from typing import Any, cast
@@ -74,12 +75,24 @@ def _alternative(item: object) -> _SameTarget | ModelCaller:
             )
         target, model = pair[0], pair[1]
     try:
-        return ModelCaller(target, model)
+        caller = ModelCaller(target, model)
     except TypeError as exc:
         raise TypeError(
             "Fallback(models=...) takes model names (str), model functions, SDK clients and "
             f"(client, 'model name') pairs; {exc}"
         ) from None
+    if caller.sdk is None and model is None:  # a model function
+        caller.label = _function_label(target)
+    return caller
+
+
+def _function_label(fn: object) -> str:
+    """A model function's name: a partial's function's, a callable object's class's.
+    Never a repr, whose memory address would change the label from run to run."""
+    if isinstance(fn, functools.partial):
+        fn = cast("functools.partial[object]", fn).func
+    name: object = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else type(fn).__name__
 
 
 def _streamed(alternative: ModelCaller, request: ModelRequest) -> Any:
@@ -184,8 +197,9 @@ class Fallback(Middleware):
     fall back (exception types or a predicate; by default every `Exception` but
     `hw.Aborted` and `hw.Interrupt`). When every model failed, the last error propagates,
     with notes naming the earlier failures. `ctx.call_state["fallback"]` names the
-    alternative that answered (None when the first model did), and an alternative's
-    response carries its `model`.
+    alternative that answered and `ctx.call_state["fallback_model"]` the model it was
+    called with (both None when the first model did); an alternative's response carries
+    its `model`.
     """
 
     name = "Fallback"
@@ -216,9 +230,11 @@ class Fallback(Middleware):
         label = None if alternative is None else alternative.label_for(request)
         if ctx is not None:
             ctx.call_state["fallback"] = label
-            if alternative is not None and request.stream:
-                # the caller's stream is under the model it asked for: say which answered
-                ctx.call_state["fallback_model"] = _model_of(alternative, request)
+            # the model the alternative was called with: a stream's chunks name the one
+            # the caller asked for, and a response's `model` is the API's name for it
+            ctx.call_state["fallback_model"] = (
+                None if alternative is None else _model_of(alternative, request)
+            )
         if alternative is None or not isinstance(response, ModelResponse):
             return response
         if request.stream:  # the caller's own stream, under the model it asked for

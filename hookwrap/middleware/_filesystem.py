@@ -397,5 +397,10 @@ class Filesystem(Middleware):
                 )
             out.append(line)
         if offset and seen <= offset:
-            raise FilesystemError(f"{path!r} has {seen} lines; offset={offset} skips them all")
+            count = "1 line" if seen == 1 else f"{seen} lines"
+            expected = f"an offset below {seen}" if seen else "offset=0"
+            raise FilesystemError(
+                f"{path!r} has {count}; offset={offset} leaves no line to read "
+                f"(expected {expected})"
+            )
         return "".join(out)
