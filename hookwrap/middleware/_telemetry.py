@@ -363,11 +363,12 @@ class Telemetry(Middleware):
             call.end(exc)
             raise
         call.detach(token)
-        if isinstance(response, ModelResponse):  # (names the model the API reported)
+        if request.stream:  # the caller's stream is under its own model: which answered
+            call.answered_by = ctx.call_state.get("fallback_model")
+        if isinstance(response, ModelResponse):
             call.respond(response)
             call.end(None)
             return response
-        call.answered_by = ctx.call_state.get("fallback_model")
         if hasattr(response, "__anext__"):
             return _AsyncWatched(response, call)
         return _Watched(response, call)
