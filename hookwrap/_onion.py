@@ -33,17 +33,19 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _REQUESTS = (ModelRequest, ToolCall)
 
 
-def _own(hook: Hook, exc: BaseException) -> None:
-    """Note `exc` as the hook's own unless it came out of the inner call."""
-    if not getattr(exc, SEEN, False):
+def _own(hook: Hook, exc: BaseException, request: Any = None) -> None:
+    """Note `exc` as the hook's own unless it came out of the inner call, or its layer was
+    given no request (the error is then the outer hook's, that gave it)."""
+    if not getattr(exc, SEEN, False) and (request is None or isinstance(request, _REQUESTS)):
         add_note(exc, hook.note())
         mark_seen(exc)
 
 
-def _forgiven(hook: Hook, exc: BaseException) -> bool:
-    """A fail-open hook's own error, to be logged and skipped."""
+def _forgiven(hook: Hook, exc: BaseException, request: Any = None) -> bool:
+    """A fail-open hook's own error, to be logged and skipped (see `_own`)."""
     if (
         hook.spec.fail_open
+        and (request is None or isinstance(request, _REQUESTS))
         and isinstance(exc, Exception)
         and not isinstance(exc, (Aborted, Interrupt))
         and not getattr(exc, SEEN, False)
@@ -93,7 +95,7 @@ def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                     result if isinstance(result, ModelResponse) else coerce(hook, result, request)
                 )
             except BaseException as exc:
-                _own(hook, exc)  # its answer refused too: the hook's, not an outer one's
+                _own(hook, exc, request)  # its answer refused too: the hook's, not an outer one's
                 raise
 
         return layer_ctx
@@ -103,7 +105,7 @@ def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
             result = fn(request, inner)
             return result if isinstance(result, ModelResponse) else coerce(hook, result, request)
         except BaseException as exc:
-            _own(hook, exc)  # its answer refused too: the hook's, not an outer one's
+            _own(hook, exc, request)  # its answer refused too: the hook's, not an outer one's
             raise
 
     return layer
@@ -115,9 +117,10 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
     def layer(request: Any) -> Any:
         got: list[Any] = []  # what the inner call gave last: a response, or its _Failed
 
-        def call_next(req: Any) -> Any:
+        @as_call_next
+        def call_next(request: Any) -> Any:
             try:
-                got.append(inner(req))
+                got.append(inner(request))
             except BaseException as exc:
                 _failed(got, exc)
                 raise
@@ -130,8 +133,8 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                 result = fn(request, call_next)
             return coerce(hook, result, request, _again(got, inner, request))
         except BaseException as exc:
-            if not _forgiven(hook, exc):
-                _own(hook, exc)
+            if not _forgiven(hook, exc, request):
+                _own(hook, exc, request)
                 raise
             return _last(got) if got else inner(request)
 
@@ -182,6 +185,19 @@ def _inside(exc: BaseException, call: Any) -> bool:
     return False
 
 
+def _cut_short(exc: BaseException, call: Any) -> BaseException | None:
+    """The model's error that the hook's own error `exc` arose while handling, if any:
+    forgiving the hook must not leave a cut-off stream looking whole."""
+    seen: set[int] = set()
+    cause = exc.__context__
+    while cause is not None and id(cause) not in seen:
+        if _inside(cause, call):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__context__
+    return None
+
+
 def _failed_stream(hook: Hook, exc: BaseException, call: Any) -> bool:
     """An error out of a stream `hook` made: raised as the layer raises the hook's errors
     (one from the model passes unchanged), or True when the fail-open hook is to be left
@@ -208,9 +224,15 @@ def guarded(
     except BaseException as exc:
         if not _failed_stream(hook, exc, call) or rest is None:
             raise
-        again = rest()
-        if is_stream(again):
-            yield from again
+        lost = _cut_short(exc, call)
+    else:
+        return
+    if lost is not None:  # the model's stream had failed: its error, as it came
+        mark_seen(lost)
+        raise lost
+    again = rest()
+    if is_stream(again):
+        yield from again
 
 
 async def aguarded(
@@ -226,12 +248,18 @@ async def aguarded(
         except BaseException as exc:
             if not _failed_stream(hook, exc, call) or rest is None:
                 raise
-            again = rest()
-            if inspect.isawaitable(again):
-                again = await again
-            if is_stream(again):
-                async for item in again:
-                    yield item
+            lost = _cut_short(exc, call)
+        else:
+            return
+        if lost is not None:  # the model's stream had failed: its error, as it came
+            mark_seen(lost)
+            raise lost
+        again = rest()
+        if inspect.isawaitable(again):
+            again = await again
+        if is_stream(again):
+            async for item in again:
+                yield item
     finally:  # left early: the streams read here are closed now, not when collected
         for opened in (stream, again):
             aclose = getattr(opened, "aclose", None)
@@ -249,11 +277,11 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
             try:
                 sent = next(gen)
             except StopIteration as stop:
-                return coerce(hook, stop.value)
+                return coerce(hook, stop.value, request, _again(got, inner, request))
             while True:
                 if isinstance(sent, Respond):
                     gen.close()
-                    return coerce(hook, sent.value)
+                    return coerce(hook, sent.value, request, _again(got, inner, request))
                 _yielded(hook, sent)
                 try:
                     response = inner(sent)
@@ -262,7 +290,7 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                     try:
                         sent = gen.throw(inner_exc)
                     except StopIteration as stop:
-                        return _swallowed(hook, stop.value, got, coerce)
+                        return _swallowed(hook, stop.value, got, coerce, request)
                     continue
                 got.append(response)
                 try:
@@ -272,19 +300,19 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                         return response
                     return coerce(hook, stop.value, request, _again(got, inner, request))
         except BaseException as exc:
-            if not _forgiven(hook, exc):
-                _own(hook, exc)
+            if not _forgiven(hook, exc, request):
+                _own(hook, exc, request)
                 raise
             return _last(got) if got else inner(request)
 
     return layer
 
 
-def _swallowed(hook: Hook, value: Any, got: list[Any], coerce: Coerce) -> Any:
+def _swallowed(hook: Hook, value: Any, got: list[Any], coerce: Coerce, request: Any) -> Any:
     """What a generator-form hook that caught the inner call's error and returned leaves:
     its own answer, else the inner call's last response, else that error again."""
     if value is not None:
-        return coerce(hook, value)
+        return coerce(hook, value, request)
     for answer in reversed(got):
         if not isinstance(answer, _Failed):
             return answer
@@ -317,9 +345,9 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
         call_next: AsyncInner = inner
         if hook.spec.fail_open:
 
-            async def recorded(req: Any) -> Any:
+            async def recorded(request: Any) -> Any:
                 try:
-                    got.append(await inner(req))
+                    got.append(await inner(request))
                 except BaseException as exc:
                     _failed(got, exc)
                     raise
@@ -339,8 +367,8 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
             rest = _again(got, inner, request) if hook.spec.fail_open else None
             return coerce(hook, result, request, rest)
         except BaseException as exc:
-            if not _forgiven(hook, exc):
-                _own(hook, exc)
+            if not _forgiven(hook, exc, request):
+                _own(hook, exc, request)
                 raise
             return _last(got) if got else await inner(request)
 
@@ -358,11 +386,11 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
             try:
                 sent = next(gen)
             except StopIteration as stop:
-                return coerce(hook, stop.value)
+                return coerce(hook, stop.value, request, _again(got, inner, request))
             while True:
                 if isinstance(sent, Respond):
                     gen.close()
-                    return coerce(hook, sent.value)
+                    return coerce(hook, sent.value, request, _again(got, inner, request))
                 _yielded(hook, sent)
                 try:
                     response = await inner(sent)
@@ -371,7 +399,7 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                     try:
                         sent = gen.throw(inner_exc)
                     except StopIteration as stop:
-                        return _swallowed(hook, stop.value, got, coerce)
+                        return _swallowed(hook, stop.value, got, coerce, request)
                     continue
                 got.append(response)
                 try:
@@ -381,8 +409,8 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                         return response
                     return coerce(hook, stop.value, request, _again(got, inner, request))
         except BaseException as exc:
-            if not _forgiven(hook, exc):
-                _own(hook, exc)
+            if not _forgiven(hook, exc, request):
+                _own(hook, exc, request)
                 raise
             return _last(got) if got else await inner(request)
 
@@ -407,7 +435,7 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
             while True:
                 if isinstance(sent, Respond):
                     await gen.aclose()
-                    return coerce(hook, sent.value)
+                    return coerce(hook, sent.value, request, _again(got, inner, request))
                 _yielded(hook, sent)
                 try:
                     response = await inner(sent)
@@ -416,7 +444,7 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                     try:
                         sent = await gen.athrow(inner_exc)
                     except StopAsyncIteration:
-                        return _swallowed(hook, None, got, coerce)
+                        return _swallowed(hook, None, got, coerce, request)
                     continue
                 got.append(response)
                 try:
@@ -424,8 +452,8 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                 except StopAsyncIteration:
                     return response
         except BaseException as exc:
-            if not _forgiven(hook, exc):
-                _own(hook, exc)
+            if not _forgiven(hook, exc, request):
+                _own(hook, exc, request)
                 raise
             return _last(got) if got else await inner(request)
 

@@ -191,12 +191,40 @@ def test_a_fail_open_hook_giving_call_next_no_request_is_skipped_and_the_model_c
     async def awrong(request: hw.ModelRequest, call_next: Any) -> Any:
         return await call_next({"messages": MSG})
 
+    @hw.wrap_model
+    def passes(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next(request)
+
+    @hw.wrap_model
+    async def apasses(request: hw.ModelRequest, call_next: Any) -> Any:
+        return await call_next(request)
+
     assert hw.model(counted, use=[wrong])(MSG) == "hello"
     assert hw.model(counted, use=[bare])(MSG) == "hello"
     assert asyncio.run(hw.model(acounted, use=[awrong])(MSG)) == "hello"
-    assert calls == [MSG, MSG, MSG]
+    # a hook inside, handed what the fail-open one gave, is not taken for the culprit
+    assert hw.model(counted, use=[wrong, passes])(MSG) == "hello"
+    assert asyncio.run(hw.model(acounted, use=[awrong, apasses])(MSG)) == "hello"
+    assert calls == [MSG] * 5
     skipped = [r.getMessage() for r in caplog.records if "fail-open" in r.getMessage()]
-    assert len(skipped) == 3, skipped
+    assert len(skipped) == 5, skipped
+    bare_in_log = [r for r in caplog.records if "'request'" in str(r.exc_info and r.exc_info[1])]
+    assert len(bare_in_log) == 1  # `call_next()`, said with the parameter's name
+
+
+def test_a_wrong_request_handed_through_an_inner_hook_is_noted_as_the_outer_hooks() -> None:
+    @hw.wrap_model
+    def wrong(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next(request.messages)
+
+    @hw.wrap_model
+    def passes(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next(request)
+
+    with pytest.raises(TypeError, match="call_next takes the ModelRequest") as caught:
+        hw.model(llm, use=[wrong, passes])(MSG)
+    assert _noted(caught.value, "wrong")
+    assert not _noted(caught.value, "passes")
 
 
 # -- generator functions as hooks of a kind that returns ------------------------------------

@@ -239,3 +239,69 @@ def test_a_fail_open_stream_hook_that_fails_through_an_sdk_leaves_the_answer_who
     assert text == "Hello there"
     assert ended == ["on_finish"]
     assert "audit store down" in caplog.text
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_fail_open_hooks_error_after_the_models_leaves_the_models_error(is_async: bool) -> None:
+    """A hook whose own clean-up fails while the model's error passes through it is
+    forgiven, but the stream it cut short is no whole answer: the model's error comes out."""
+
+    @hw.wrap_model(fail_open=True)
+    def audit(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
+        try:
+            yield from call_next(request)
+        finally:
+            raise RuntimeError("audit store down")
+
+    @hw.wrap_model(fail_open=True)
+    async def aaudit(request: hw.ModelRequest, call_next: Any) -> AsyncIterator[hw.Chunk]:
+        try:
+            async for chunk in await call_next(request):
+                yield chunk
+        finally:
+            raise RuntimeError("audit store down")
+
+    with pytest.raises(ConnectionError, match="model went away") as caught:
+        read(abroken if is_async else broken, aaudit if is_async else audit, is_async)
+    assert not getattr(caught.value, "__notes__", None)
+
+
+@pytest.mark.parametrize("fail_open_outer", [False, True])
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_stream_a_generator_form_hook_responds_with_is_that_hooks(
+    is_async: bool, fail_open_outer: bool
+) -> None:
+    @hw.wrap_model
+    def responds(request: hw.ModelRequest) -> Any:
+        stream = yield request
+
+        def mine() -> Iterator[hw.Chunk]:
+            yield from stream
+            raise RuntimeError("its own stream failed")
+
+        async def amine() -> AsyncIterator[hw.Chunk]:
+            async for chunk in stream:
+                yield chunk
+            raise RuntimeError("its own stream failed")
+
+        yield hw.Respond(amine() if is_async else mine())
+
+    @hw.wrap_model(fail_open=fail_open_outer)
+    def outer(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next(request)
+
+    @hw.wrap_model(fail_open=fail_open_outer)
+    async def aouter(request: hw.ModelRequest, call_next: Any) -> Any:
+        return await call_next(request)
+
+    stream = hw.model(awords if is_async else words, use=[aouter if is_async else outer, responds])
+
+    async def pull() -> list[str]:
+        return [item async for item in stream(USER)]
+
+    with pytest.raises(RuntimeError, match="its own stream failed") as caught:
+        asyncio.run(pull()) if is_async else list(stream(USER))
+    notes = getattr(caught.value, "__notes__", [])
+    assert len(notes) == 1
+    assert "wrap_model hook 'test_a_stream_a_generator_form_hook" in notes[0]
+    assert "responds'" in notes[0]
