@@ -116,6 +116,8 @@ class _Bound(wrapt.ObjectProxy[Any]):
         self._self_chain = parent._self_chain  # pyright: ignore[reportPrivateUsage]
         self._self_func = getattr(bound, "__func__", None)
         self._self_instance = getattr(bound, "__self__", None)
+        if self._self_func is not None and isinstance(bound, _Bound):
+            self._self_func = _instance_first(bound)  # wrapped twice: the inner hooks run too
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         func = self._self_func
@@ -135,6 +137,51 @@ class _Bound(wrapt.ObjectProxy[Any]):
         if instance is None:
             raise TypeError(f"a hookwrap proxy of {self.__wrapped__!r} cannot be pickled")
         return getattr, (instance, self.__wrapped__.__name__)
+
+
+def _instance_first(bound: _Bound) -> Callable[..., Any]:
+    """An inner wrapper's method called as its plain function is, with the instance first
+    (where the outer wrapper's adapter finds the arguments), running the inner hooks."""
+
+    def call(instance: Any, /, *args: Any, **kwargs: Any) -> Any:
+        return bound(*args, **kwargs)
+
+    return call
+
+
+class _BoundTool(_Bound, Generic[P, R]):
+    """A tool looked up on an instance: the method, with the tool's hooks, `spec` and `name`.
+
+    `hw.tool`, `hw.wrap` and `hw.Agent(tools=...)` take it as the tool it is (its name,
+    description and hooks kept), not as a new function; `invoke` runs a model's call on
+    this instance.
+    """
+
+    def __init__(self, bound: Any, parent: Tool[Any, Any]) -> None:
+        super().__init__(bound, parent)
+        self._self_tool = parent
+
+    if TYPE_CHECKING:
+
+        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
+
+    @property
+    def spec(self) -> ToolSpec:
+        """What the model is told about this tool (the instance is no argument)."""
+        return self._self_tool.spec
+
+    @property
+    def name(self) -> str:
+        """The tool's name, as the model sees it."""
+        return self._self_tool.name
+
+    def invoke(self, call: ToolCall) -> Any:
+        """`Tool.invoke`, on this instance."""
+        return tool(self).invoke(call)
+
+    async def ainvoke(self, call: ToolCall) -> Any:
+        """`Tool.ainvoke`, on this instance."""
+        return await tool(self).ainvoke(call)
 
 
 class Wrapped(_Proxy):
@@ -217,15 +264,19 @@ class Tool(_Proxy, Generic[P, R]):
 
         def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R: ...
 
-        # a tool made of a method: the tool itself on the class; on an instance, a callable
-        # taking the parameters after `self`
-        @overload
-        def __get__(self, instance: None, owner: Any = None) -> Tool[P, R]: ...
-        @overload
-        def __get__(
-            self: Tool[Concatenate[S, P2], R], instance: S, owner: Any = None
-        ) -> Callable[P2, R]: ...
-        def __get__(self, instance: Any, owner: Any = None) -> Any: ...
+    # a tool made of a method: the tool itself on the class; on an instance, a callable
+    # taking the parameters after `self`, with the tool's `spec` and `name`
+    @overload
+    def __get__(self, instance: None, owner: Any = None) -> Tool[P, R]: ...
+    @overload
+    def __get__(
+        self: Tool[Concatenate[S, P2], R], instance: S, owner: Any = None
+    ) -> _BoundTool[P2, R]: ...
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        bound: _BoundTool[..., Any] = _BoundTool(self.__wrapped__.__get__(instance, owner), self)
+        return bound
 
     @property
     def spec(self) -> ToolSpec:
@@ -339,8 +390,8 @@ def tool(
 
     def apply(target: Callable[P, R]) -> Tool[P, R]:
         _check_target(target, "hw.tool")
-        if isinstance(target, Tool):
-            inner = cast("Tool[P, R]", target)
+        if isinstance(target, (Tool, _BoundTool)):
+            inner = cast("Tool[P, R] | _BoundTool[P, R]", target)
             fresh = fresh_hooks(inner, hooks)
             given = inner.spec.description if description is None else description
             return Tool(inner, fresh, inner.name if name is None else name, given)
@@ -449,7 +500,7 @@ def wrap(target: T, /, *, use: Use = ()) -> T:
     `isinstance` holds and every call, streamed or not, goes through the hooks. Wrapping
     an already wrapped target adds the new hooks outside the old ones.
     """
-    if isinstance(target, Tool):
+    if isinstance(target, (Tool, _BoundTool)):  # a tool method read from an instance too
         return cast("T", tool(cast("Tool[..., Any]", target), use=use))
     _refuse_sdk_class(target, "hw.wrap")
     refuse_tools_only(use, "hw.wrap")

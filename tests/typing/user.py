@@ -93,6 +93,8 @@ service.double("3")  # type: ignore[arg-type]
 service.double(3, 4)  # type: ignore[call-arg]
 service.double(y=3)  # type: ignore[call-arg]
 spec: hw.ToolSpec = Service.double.spec  # on the class: the tool itself
+bound_spec: hw.ToolSpec = service.double.spec  # on an instance: the tool's too
+assert_type(hw.wrap(service.double)(3), int)
 assert_type(service.ask("hi"), str)
 service.ask(1)  # type: ignore[arg-type]
 
