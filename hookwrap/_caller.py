@@ -451,10 +451,14 @@ def _function_entry(hooked: Any, target: Any) -> tuple[Entry, Callable[[str], bo
     var_kw = adapter.var_kw
     can_stream = var_kw or "stream" in adapter.accepts
 
+    # the first parameter goes by position (it may be one Python takes only so: `/`)
+    first = adapter.index == 0
+
     def with_placeholder(request: Any, carried: ModelRequest, stream: bool) -> Any:
-        if stream and can_stream:
-            return hooked(**{name: placeholder, "stream": True})
-        return hooked(**{name: placeholder})
+        streams = {"stream": True} if stream and can_stream else {}
+        if first:
+            return hooked(placeholder, **streams)
+        return hooked(**{name: placeholder}, **streams)
 
     return with_placeholder, lambda option: var_kw or option in taken
 

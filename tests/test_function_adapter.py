@@ -5,7 +5,7 @@ fit."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -458,6 +458,51 @@ def test_respond_to_a_request_function_takes_its_return_annotations_form(
     result = hw.model(fn, use=[cached])(hw.ModelRequest(messages=(hw.Message.user("hi"),)))
     assert type(result) is kind
     assert (result if isinstance(result, str) else result.text) == "cached"
+
+
+def _respond_unannotated(request):  # type: ignore[no-untyped-def]
+    raise AssertionError("the model must not run")
+
+
+def test_respond_to_an_unannotated_request_function_keeps_the_whole_response() -> None:
+    """The agent's kind of model function: an answer it did not give itself keeps its tool
+    calls (as one more layer of hooks around it, or an agent, reads it)."""
+    answer = hw.ModelResponse(
+        message=hw.Message.assistant("", [hw.ToolCall("c1", "look", {})]), usage=hw.Usage(1, 2)
+    )
+
+    @hw.before_model
+    def cached(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond(answer)
+
+    result = hw.model(_respond_unannotated, use=[cached])(
+        hw.ModelRequest(messages=(hw.Message.user("hi"),))
+    )
+    assert result == answer
+
+
+def test_a_streamed_respond_to_a_model_response_iterator_function_is_text() -> None:
+    def stream(prompt: str) -> Iterator[hw.ModelResponse]:
+        raise AssertionError("the model must not run")
+
+    @hw.before_model
+    def cached(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond("cached")
+
+    assert list(hw.model(stream, use=[cached])("hi")) == ["cached"]
+
+
+def test_a_positional_only_messages_function_is_an_agents_and_a_fallbacks_model() -> None:
+    from hookwrap.middleware import Fallback
+
+    def llm(messages: Any, /) -> str:
+        return "ok"
+
+    def down(messages: Any, /) -> str:
+        raise ConnectionError("down")
+
+    assert hw.Agent(llm).run("hi").text == "ok"
+    assert hw.model(down, use=[Fallback(models=[llm])])([{"role": "user", "content": "hi"}]) == "ok"
 
 
 # -- errors ----------------------------------------------------------------------------------

@@ -186,3 +186,21 @@ def test_a_functions_own_stream_argument_is_the_callers_too(stream: bool) -> Non
     assert call_function(optional, [keep_stream], stream, stream=stream) == (
         ["Hel", "lo"] if stream else "Hello"
     )
+
+
+def test_a_function_answering_a_streamed_call_whole_keeps_its_answer_through_hooks() -> None:
+    """A function may answer `stream=True` whole: no hook changed `stream`, so a hook that
+    changes the answer is no reason to refuse it."""
+
+    @hw.after_model
+    def louder(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=hw.Message.assistant(response.text.upper()))
+
+    def llm(messages: Any, stream: bool = False) -> str:
+        return "hello"
+
+    def loose(messages: Any, **options: Any) -> str:
+        return "hello"
+
+    assert hw.model(llm, use=[louder])(USER, stream=True) == "HELLO"
+    assert hw.model(loose, use=[louder])(USER, stream=True) == "HELLO"

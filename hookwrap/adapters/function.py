@@ -108,8 +108,8 @@ def _return_annotation(fn: Callable[..., Any]) -> tuple[Kind, bool]:
         return "Message", streams
     if issubclass(form, Chunk):
         return "Chunk", streams
-    if issubclass(form, ModelResponse):
-        return "ModelResponse", streams
+    if issubclass(form, ModelResponse):  # a stream of them is none: its chunks are text
+        return ("str" if streams else "ModelResponse"), streams
     if issubclass(form, Mapping):  # dict, Mapping, any TypedDict (a dict subclass)
         return "dict", streams
     return "str", streams
@@ -177,6 +177,10 @@ class FunctionAdapter(Adapter):
                 )
         else:
             self.form = found.name  # type: ignore[assignment]
+        if self.form == "request" and sig.return_annotation is sig.empty:
+            # the agent's kind of model function: an answer it did not give itself (a
+            # `Respond`, a `Fallback`'s) stays whole, its tool calls and usage kept
+            self.returns = "ModelResponse"
         self.name = found.name
         positional = (found.POSITIONAL_ONLY, found.POSITIONAL_OR_KEYWORD)
         self.index = params.index(found) if found.kind in positional else 1 << 30
@@ -450,8 +454,9 @@ class FunctionAdapter(Adapter):
     def native(self, response: ModelResponse, call: Call | None) -> Any:
         if call is not None and response is call.response:
             return call.result
-        if call is not None and self.form != "request":
-            same_shape(False, call.request)  # a whole answer to a streamed call: a hook unset it
+        if call is not None and call.response is None and self.form != "request":
+            # the model never ran (a `Respond`) in a streamed call: a hook unset `stream`
+            same_shape(False, call.request)
         kind = self.returns
         if call is not None and call.response is not None:  # the form the function answered in
             original = call.result
