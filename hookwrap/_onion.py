@@ -33,19 +33,22 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _REQUESTS = (ModelRequest, ToolCall)
 
 
-def _own(hook: Hook, exc: BaseException, request: Any = None) -> None:
+_UNKNOWN: Any = object()  # no request to check: the error's context says whose it is
+
+
+def _own(hook: Hook, exc: BaseException, request: Any = _UNKNOWN) -> None:
     """Note `exc` as the hook's own unless it came out of the inner call, or its layer was
     given no request (the error is then the outer hook's, that gave it)."""
-    if not getattr(exc, SEEN, False) and (request is None or isinstance(request, _REQUESTS)):
+    if not getattr(exc, SEEN, False) and (request is _UNKNOWN or isinstance(request, _REQUESTS)):
         add_note(exc, hook.note())
         mark_seen(exc)
 
 
-def _forgiven(hook: Hook, exc: BaseException, request: Any = None) -> bool:
+def _forgiven(hook: Hook, exc: BaseException, request: Any = _UNKNOWN) -> bool:
     """A fail-open hook's own error, to be logged and skipped (see `_own`)."""
     if (
         hook.spec.fail_open
-        and (request is None or isinstance(request, _REQUESTS))
+        and (request is _UNKNOWN or isinstance(request, _REQUESTS))
         and isinstance(exc, Exception)
         and not isinstance(exc, (Aborted, Interrupt))
         and not getattr(exc, SEEN, False)
@@ -290,7 +293,7 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                     try:
                         sent = gen.throw(inner_exc)
                     except StopIteration as stop:
-                        return _swallowed(hook, stop.value, got, coerce, request)
+                        return _swallowed(hook, stop.value, got, coerce, inner, request)
                     continue
                 got.append(response)
                 try:
@@ -308,11 +311,13 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
     return layer
 
 
-def _swallowed(hook: Hook, value: Any, got: list[Any], coerce: Coerce, request: Any) -> Any:
+def _swallowed(
+    hook: Hook, value: Any, got: list[Any], coerce: Coerce, inner: Any, request: Any
+) -> Any:
     """What a generator-form hook that caught the inner call's error and returned leaves:
     its own answer, else the inner call's last response, else that error again."""
     if value is not None:
-        return coerce(hook, value, request)
+        return coerce(hook, value, request, _again(got, inner, request))
     for answer in reversed(got):
         if not isinstance(answer, _Failed):
             return answer
@@ -399,7 +404,7 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                     try:
                         sent = gen.throw(inner_exc)
                     except StopIteration as stop:
-                        return _swallowed(hook, stop.value, got, coerce, request)
+                        return _swallowed(hook, stop.value, got, coerce, inner, request)
                     continue
                 got.append(response)
                 try:
@@ -444,7 +449,7 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                     try:
                         sent = await gen.athrow(inner_exc)
                     except StopAsyncIteration:
-                        return _swallowed(hook, None, got, coerce, request)
+                        return _swallowed(hook, None, got, coerce, inner, request)
                     continue
                 got.append(response)
                 try:

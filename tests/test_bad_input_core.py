@@ -188,6 +188,10 @@ def test_a_fail_open_hook_giving_call_next_no_request_is_skipped_and_the_model_c
         return call_next()
 
     @hw.wrap_model(fail_open=True)
+    def gives_none(request: hw.ModelRequest, call_next: Any) -> Any:
+        return call_next(None)
+
+    @hw.wrap_model(fail_open=True)
     async def awrong(request: hw.ModelRequest, call_next: Any) -> Any:
         return await call_next({"messages": MSG})
 
@@ -204,18 +208,22 @@ def test_a_fail_open_hook_giving_call_next_no_request_is_skipped_and_the_model_c
     assert asyncio.run(hw.model(acounted, use=[awrong])(MSG)) == "hello"
     # a hook inside, handed what the fail-open one gave, is not taken for the culprit
     assert hw.model(counted, use=[wrong, passes])(MSG) == "hello"
+    assert hw.model(counted, use=[gives_none, passes])(MSG) == "hello"
     assert asyncio.run(hw.model(acounted, use=[awrong, apasses])(MSG)) == "hello"
-    assert calls == [MSG] * 5
+    assert calls == [MSG] * 6
     skipped = [r.getMessage() for r in caplog.records if "fail-open" in r.getMessage()]
-    assert len(skipped) == 5, skipped
+    assert len(skipped) == 6, skipped
     bare_in_log = [r for r in caplog.records if "'request'" in str(r.exc_info and r.exc_info[1])]
     assert len(bare_in_log) == 1  # `call_next()`, said with the parameter's name
 
 
-def test_a_wrong_request_handed_through_an_inner_hook_is_noted_as_the_outer_hooks() -> None:
+@pytest.mark.parametrize("given", [the_messages, nothing])
+def test_a_wrong_request_handed_through_an_inner_hook_is_noted_as_the_outer_hooks(
+    given: Callable[[hw.ModelRequest], Any],
+) -> None:
     @hw.wrap_model
     def wrong(request: hw.ModelRequest, call_next: Any) -> Any:
-        return call_next(request.messages)
+        return call_next(given(request))
 
     @hw.wrap_model
     def passes(request: hw.ModelRequest, call_next: Any) -> Any:

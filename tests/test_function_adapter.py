@@ -481,6 +481,19 @@ def test_respond_to_an_unannotated_request_function_keeps_the_whole_response() -
     assert result == answer
 
 
+def test_chunks_a_hook_makes_in_an_unannotated_request_functions_stream_are_text() -> None:
+    def llm(request):  # type: ignore[no-untyped-def]
+        yield "Hello "
+        yield "there"
+
+    @hw.on_chunk
+    def louder(chunk: hw.Chunk) -> hw.Chunk:
+        return hw.Chunk("text", chunk.text.upper())
+
+    request = hw.ModelRequest(messages=(hw.Message.user("hi"),))
+    assert list(hw.model(llm, use=[louder])(request)) == ["HELLO ", "THERE"]
+
+
 def test_a_streamed_respond_to_a_model_response_iterator_function_is_text() -> None:
     def stream(prompt: str) -> Iterator[hw.ModelResponse]:
         raise AssertionError("the model must not run")

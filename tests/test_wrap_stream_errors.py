@@ -305,3 +305,28 @@ def test_a_stream_a_generator_form_hook_responds_with_is_that_hooks(
     assert len(notes) == 1
     assert "wrap_model hook 'test_a_stream_a_generator_form_hook" in notes[0]
     assert "responds'" in notes[0]
+
+
+def test_a_fail_open_hook_that_swallowed_the_models_error_and_then_failed_leaves_that_error() -> (
+    None
+):
+    @hw.wrap_model(fail_open=True)
+    def apologises(request: hw.ModelRequest) -> Any:
+        try:
+            yield request
+        except ConnectionError:
+
+            def sorry() -> Iterator[hw.Chunk]:
+                yield hw.Chunk("text", "sorry, ")
+                raise RuntimeError("its own stream failed")
+
+            return sorry()
+        return None
+
+    def down(messages: Any, stream: bool = False) -> str:
+        raise ConnectionError("model down")  # as it opens its stream
+
+    got: list[str] = []
+    with pytest.raises(ConnectionError, match="model down"):
+        got.extend(hw.model(down, use=[apologises])(USER, stream=True))
+    assert got == ["sorry, "]

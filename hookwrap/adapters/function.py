@@ -134,6 +134,7 @@ class FunctionAdapter(Adapter):
         "returns",
         "streams",
         "var_kw",
+        "whole",
     )
 
     def __init__(self, fn: Callable[..., Any], argument: str | None = None) -> None:
@@ -177,10 +178,11 @@ class FunctionAdapter(Adapter):
                 )
         else:
             self.form = found.name  # type: ignore[assignment]
-        if self.form == "request" and sig.return_annotation is sig.empty:
-            # the agent's kind of model function: an answer it did not give itself (a
-            # `Respond`, a `Fallback`'s) stays whole, its tool calls and usage kept
-            self.returns = "ModelResponse"
+        # the form of a whole answer the function did not give itself (a `Respond`, a
+        # `Fallback`'s): for the agent's kind of model function, with no annotation, the
+        # response itself, its tool calls and usage kept
+        unannotated = self.form == "request" and sig.return_annotation is sig.empty
+        self.whole: Kind = "ModelResponse" if unannotated else self.returns
         self.name = found.name
         positional = (found.POSITIONAL_ONLY, found.POSITIONAL_OR_KEYWORD)
         self.index = params.index(found) if found.kind in positional else 1 << 30
@@ -457,7 +459,7 @@ class FunctionAdapter(Adapter):
         if call is not None and call.response is None and self.form != "request":
             # the model never ran (a `Respond`) in a streamed call: a hook unset `stream`
             same_shape(False, call.request)
-        kind = self.returns
+        kind = self.whole
         if call is not None and call.response is not None:  # the form the function answered in
             original = call.result
             if isinstance(original, ModelResponse):
