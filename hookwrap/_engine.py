@@ -1044,7 +1044,7 @@ async def _aclose(chunks: Any, call: Call) -> None:
 class ToolEngine(_Shared):
     """Runs calls of one tool through its chain: before_tool, the onion, after_tool."""
 
-    __slots__ = ("after", "before", "binding", "name", "onion", "own")
+    __slots__ = ("after", "before", "binding", "hands_over", "name", "onion", "own")
 
     def __init__(self, binding: Any, chain: Chain, is_async: bool, name: str) -> None:
         super().__init__(chain, is_async)
@@ -1053,6 +1053,9 @@ class ToolEngine(_Shared):
         self.binding = binding
         # the tool's own function is inside (not another engine's hooks around it)
         self.own = isinstance(binding, ToolBinding)
+        # a tool made of a tool: the inner tool's hooks run for this same call (an agent's
+        # `_Runner` passes the call itself on, with its id)
+        self.hands_over = self.own and self._opens_call(binding.fn)
         self.name = name
         self.before = chain["before_tool"]
         self.after = chain["after_tool"]
@@ -1066,8 +1069,28 @@ class ToolEngine(_Shared):
         else:
             self.onion = build(chain["wrap_tool"], self._inner, keep)
 
+    @staticmethod
+    def _opens_call(fn: Any) -> bool:
+        """Whether calling `fn` first opens a call of another tool engine: `fn` is a tool
+        (or a tool method read from an instance) with hooks or a `ctx` parameter, maybe
+        under tool layers with neither, which call the one inside directly."""
+        while (runner := getattr(fn, "_self_runner", None)) is not None:
+            if isinstance(getattr(runner, "__self__", None), ToolEngine):
+                return True
+            fn = getattr(fn, "__wrapped__", None)
+        return False
+
+    @staticmethod
+    def _direct_id() -> str:
+        """The id of a direct call of the tool: that of the tool call handing itself over
+        to it (a tool made of this one), else a new one."""
+        handing = _handing()
+        return new_call_id() if handing is None else handing.call_id
+
     @as_call_next
     def _inner(self, call: ToolCall) -> Any:
+        # (set in this context only: a task a hook started beside the call takes nothing)
+        token = _handover.set(current_var.get()) if self.hands_over else None
         try:
             return self.binding.invoke(call)
         except BaseException as exc:
@@ -1079,9 +1102,13 @@ class ToolEngine(_Shared):
                 ) from None
             self._seen(exc)
             raise
+        finally:
+            if token is not None:
+                _handover.reset(token)
 
     @as_call_next
     async def _inner_async(self, call: ToolCall) -> Any:
+        token = _handover.set(current_var.get()) if self.hands_over else None
         try:
             return await self.binding.invoke(call)
         except BaseException as exc:
@@ -1092,6 +1119,9 @@ class ToolEngine(_Shared):
                 ) from None
             self._seen(exc)
             raise
+        finally:
+            if token is not None:
+                _handover.reset(token)
 
     def _seen(self, exc: BaseException) -> None:
         mark_seen(exc)
@@ -1100,7 +1130,7 @@ class ToolEngine(_Shared):
                 setattr(exc, FROM_TOOL, True)
 
     def call(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
-        return self.run(self.binding.tool_call(wrapped, args, kwargs, new_call_id()))
+        return self.run(self.binding.tool_call(wrapped, args, kwargs, self._direct_id()))
 
     def run(self, call: ToolCall) -> Any:
         parent = current_var.get()
@@ -1145,7 +1175,7 @@ class ToolEngine(_Shared):
     async def acall(
         self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any
     ) -> Any:
-        return await self.arun(self.binding.tool_call(wrapped, args, kwargs, new_call_id()))
+        return await self.arun(self.binding.tool_call(wrapped, args, kwargs, self._direct_id()))
 
     async def arun(self, call: ToolCall) -> Any:
         parent = current_var.get()
