@@ -59,6 +59,10 @@ def patch_of(target: Any) -> tuple[str, Chain] | None:
     wrapped = getattr(target, "__wrapped__", None)
     if not inspect.ismethod(target) and inspect.ismethod(wrapped):
         target = wrapped  # `resource.with_raw_response.create`, say: a function around it
+    if inspect.ismethod(target):
+        module = getattr(target.__func__, "__module__", None) or ""
+        if not f"{module}.".startswith(_SDK_MODULES):
+            return None  # the user's own method (of a subclass of a client): not the SDK's
     owner: object = target.__self__ if inspect.ismethod(target) else target
     name = _sdk_of(type(owner))
     chain = None if name is None else _patched.get(name)

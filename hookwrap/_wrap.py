@@ -273,9 +273,10 @@ class Tool(_Proxy, Generic[P, R]):
         self: Tool[Concatenate[S, P2], R], instance: S, owner: Any = None
     ) -> _BoundTool[P2, R]: ...
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        if instance is None:
+        get = getattr(self.__wrapped__, "__get__", None)
+        if instance is None or get is None:  # (a partial, a callable object: no method)
             return self
-        bound: _BoundTool[..., Any] = _BoundTool(self.__wrapped__.__get__(instance, owner), self)
+        bound: _BoundTool[..., Any] = _BoundTool(get(instance, owner), self)
         return bound
 
     @property
@@ -411,8 +412,8 @@ def _refuse_sdk_class(target: Any, what: str) -> None:
     client, not a model call: say so rather than list its constructor's parameters."""
     if not isinstance(target, type):
         return
-    module = target.__module__
-    if any(module == sdk or module.startswith(f"{sdk}.") for sdk, _ in _CLIENT_ADAPTERS):
+    modules = [base.__module__ for base in target.__mro__]  # a subclass of a client's too
+    if any(m == sdk or m.startswith(f"{sdk}.") for m in modules for sdk, _ in _CLIENT_ADAPTERS):
         name = target.__qualname__
         raise TypeError(f"{what}: got the class {name}; pass a client ({name}(...))")
 

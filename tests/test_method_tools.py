@@ -5,6 +5,7 @@ tool, its name, description and hooks kept)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 from typing import Any
 
@@ -145,3 +146,17 @@ def test_a_method_wrapped_twice_runs_both_layers_when_read_from_an_instance() ->
     log.clear()
     assert bot.ask("a") == "a!"
     assert log == ["outer", "inner"]
+
+
+def test_a_tool_of_a_partial_kept_on_a_class_is_the_tool_on_an_instance() -> None:
+    """A partial or a callable object is no method: read from an instance, the tool is
+    itself, as Python gives such class attributes."""
+
+    def lookup(city: str, unit: str) -> str:
+        return f"{city} in {unit}"
+
+    class Weather:
+        celsius = hw.tool(functools.partial(lookup, unit="C"), name="celsius")
+
+    assert Weather().celsius("Oslo") == "Oslo in C"
+    assert Weather().celsius is Weather.celsius

@@ -133,3 +133,32 @@ def test_a_subclass_of_another_sdk_is_not_that_of_the_patch() -> None:
     hw.patch("openai", use=[audit])
     with pytest.raises(TypeError, match="wrapped by hookwrap"):
         hw.explain(client)
+
+
+def test_the_users_own_method_of_a_subclass_client_is_no_sdk_method() -> None:
+    """Its hooks are its own: none is left to a patch that never runs them."""
+    plain: Any = FakeProvider().openai()
+
+    class Mine(plain.__class__):  # type: ignore[misc,name-defined]
+        def ask(self, prompt: str) -> str:  # no SDK call in it
+            return "cached: " + prompt
+
+    client = Mine(api_key="test", base_url=str(plain.base_url), http_client=plain._client)
+    hw.patch("openai", use=[audit])
+    ask = hw.model(client.ask, use=[audit])
+    assert ask("hi") == "cached: hi"
+    assert seen == ["audit"]
+    hw.unpatch("openai")
+    seen.clear()
+    assert ask("hi") == "cached: hi"
+    assert seen == ["audit"]
+
+
+def test_a_subclass_of_a_client_class_is_refused_as_a_target() -> None:
+    openai = pytest.importorskip("openai")
+
+    class Mine(openai.OpenAI):  # type: ignore[misc]
+        pass
+
+    with pytest.raises(TypeError, match=r"got the class .*Mine; pass a client"):
+        hw.wrap(Mine)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
 from typing import Any, cast
@@ -89,6 +90,7 @@ def _alternative(item: object) -> _SameTarget | ModelCaller:
 def _function_label(fn: object) -> str:
     """A model function's name: a partial's function's, a callable object's class's.
     Never a repr, whose memory address would change the label from run to run."""
+    fn = inspect.unwrap(cast("Callable[..., Any]", fn))  # a wrapped one: what it wraps
     if isinstance(fn, functools.partial):
         fn = cast("functools.partial[object]", fn).func
     name: object = getattr(fn, "__name__", None)
