@@ -160,6 +160,7 @@ class _BoundTool(_Bound, Generic[P, R]):
     def __init__(self, bound: Any, parent: Tool[Any, Any]) -> None:
         super().__init__(bound, parent)
         self._self_tool = parent
+        self._self_made: Tool[..., Any] | None = None  # `invoke`'s tool, made once
 
     if TYPE_CHECKING:
 
@@ -177,11 +178,17 @@ class _BoundTool(_Bound, Generic[P, R]):
 
     def invoke(self, call: ToolCall) -> Any:
         """`Tool.invoke`, on this instance."""
-        return tool(self).invoke(call)
+        return self._made().invoke(call)
 
     async def ainvoke(self, call: ToolCall) -> Any:
         """`Tool.ainvoke`, on this instance."""
-        return await tool(self).ainvoke(call)
+        return await self._made().ainvoke(call)
+
+    def _made(self) -> Tool[..., Any]:
+        made = self._self_made
+        if made is None:  # (reading a schema and signature: once per bound tool)
+            made = self._self_made = tool(self)
+        return made
 
 
 class Wrapped(_Proxy):
