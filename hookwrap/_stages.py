@@ -79,9 +79,10 @@ def mark_seen(exc: BaseException) -> None:
 
 
 def bad_return(hook: Hook, value: Any, expected: str) -> TypeError:
-    return TypeError(
-        f"{hook.label} returned {type(value).__name__} ({value!r:.80}); expected {expected}"
-    )
+    shown = repr(value)
+    if len(shown) > 80:  # cut, and seen to be
+        shown = shown[:77] + "..."
+    return TypeError(f"{hook.label} returned {type(value).__name__} ({shown}); expected {expected}")
 
 
 def abort_if(value: object) -> None:
