@@ -634,6 +634,10 @@ def _reading(made: Iterator[Any], events: Any) -> Iterator[Any]:
             events.ended(error)
             raise
         events.reading = False
+        if events.left:  # closed from another thread while this pull ran: it ends here
+            events.left = False
+            events.close()
+            return
         yield item
 
 
@@ -649,6 +653,10 @@ async def _areading(made: AsyncIterator[Any], events: Any) -> AsyncIterator[Any]
             await events.ended(error)
             raise
         events.reading = False
+        if events.left:  # closed from another task while this pull ran: it ends here
+            events.left = False
+            await events.aclose()
+            return
         yield item
 
 
