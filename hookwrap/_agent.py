@@ -681,6 +681,7 @@ class Agent:
             raise
         with _current(ctx):
             finish_sync(ctx.run, ctx.run.terminal, ctx, aborted)
+        aborted = error = None  # their tracebacks hold this frame: no cycle left with it
         yield from self._custom(s)
         yield AgentEvent("result", result=step)
 
@@ -826,6 +827,7 @@ class Agent:
             raise
         with _current(ctx):
             await finish_async(ctx.run, ctx.run.terminal, ctx, aborted)
+        aborted = error = None  # their tracebacks hold this frame: no cycle left with it
         for event in self._custom(s):
             yield event
         yield AgentEvent("result", result=step)
@@ -862,10 +864,12 @@ class Agent:
         except Aborted as exc:  # the turn is cut here; the program ends the run
             return _Done(call, ok=False, aborted=exc)
         except Exception as exc:
-            error: BaseException = exc.error if isinstance(exc, Stopped) else exc
-            if not from_tool(error):  # a hook's error ends the run, as outside an agent
-                raise
-            return _Done(call, ok=False, text=_error_text(error))
+            # (no local holds it past this block: its traceback holds this frame)
+            if not from_tool(exc.error if isinstance(exc, Stopped) else exc):
+                raise  # a hook's error ends the run, as outside an agent
+            return _Done(
+                call, ok=False, text=_error_text(exc.error if isinstance(exc, Stopped) else exc)
+            )
         return _Done(call, text=result_text(value), value=value)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -207,3 +208,49 @@ def test_an_sdk_stream_a_hook_ended_leaves_no_cycles() -> None:
             pass
 
     assert cycles_left(_failing(streamed)) == 0
+
+
+def test_a_fallback_that_answered_after_a_failure_leaves_no_cycles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first model's error (holding its HTTP response) is kept while the alternatives
+    are tried; its traceback holds the frame that keeps it."""
+    from hookwrap.middleware import Fallback
+
+    # (a captured log record of the failure would keep it reachable, hiding a cycle)
+    monkeypatch.setattr(logging.getLogger("hookwrap"), "disabled", True)
+
+    provider = FakeProvider()
+    client = hw.wrap(provider.openai(max_retries=0), use=[Fallback(models=[lambda messages: "b"])])
+
+    def fell_back() -> None:
+        provider.fail(503)
+        client.chat.completions.create(model="m", messages=USER)
+        provider.requests.clear()
+
+    assert cycles_left(fell_back) == 0
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_an_agent_run_aborted_or_told_of_a_tool_error_leaves_no_cycles(is_async: bool) -> None:
+    from hookwrap.middleware import CallLimit
+
+    @hw.tool
+    def broken(x: int) -> int:
+        """Fails."""
+        raise ValueError("no")
+
+    def model(request: hw.ModelRequest) -> hw.Message:
+        if any(m.role == "tool" for m in request.messages):
+            return hw.Message.assistant("done")
+        return hw.Message.assistant("", [hw.ToolCall("c1", "broken", {"x": 1})])
+
+    told = hw.Agent(model, tools=[broken])
+    limited = hw.Agent(model, tools=[broken], use=[CallLimit(model_calls=1)])
+    for agent in (told, limited):
+        run = (
+            (lambda a=agent: asyncio.run(a.arun("go")))
+            if is_async
+            else (lambda a=agent: a.run("go"))
+        )
+        assert cycles_left(run) == 0, agent

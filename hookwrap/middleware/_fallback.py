@@ -299,51 +299,57 @@ class Fallback(Middleware):
     async def _amodel(self, request: ModelRequest, call_next: Any) -> Any:
         errors: list[tuple[str, BaseException]] = []
         try:
-            response = await call_next(request)
-            if hasattr(response, "__anext__"):
-                response = await aprimed(response)
-            return self._answered(response, None, request)
-        except BaseException as error:
-            self._failed(error, errors, "the first model")
-        self._check(request, errors[0][1])
-        for alternative in self.models:
-            label = alternative.label_for(request)
             try:
-                if isinstance(alternative, _SameTarget):
-                    response = await call_next(request.replace(model=alternative.model))
-                    if hasattr(response, "__anext__"):
-                        response = await aprimed(response)
-                else:
-                    response = await self._aask(alternative, request)
-                return self._answered(response, alternative, request)
+                response = await call_next(request)
+                if hasattr(response, "__anext__"):
+                    response = await aprimed(response)
+                return self._answered(response, None, request)
             except BaseException as error:
-                self._failed(error, errors, label)
-        raise self._give_up(errors)
+                self._failed(error, errors, "the first model")
+            self._check(request, errors[0][1])
+            for alternative in self.models:
+                label = alternative.label_for(request)
+                try:
+                    if isinstance(alternative, _SameTarget):
+                        response = await call_next(request.replace(model=alternative.model))
+                        if hasattr(response, "__anext__"):
+                            response = await aprimed(response)
+                    else:
+                        response = await self._aask(alternative, request)
+                    return self._answered(response, alternative, request)
+                except BaseException as error:
+                    self._failed(error, errors, label)
+            raise self._give_up(errors)
+        finally:  # the errors' tracebacks hold this frame: no cycle left
+            errors.clear()
 
     @wrap_model
     @async_twin(_amodel)
     def model(self, request: ModelRequest, call_next: Any) -> Any:
         errors: list[tuple[str, BaseException]] = []
         try:
-            response = call_next(request)
-            if hasattr(response, "__next__"):
-                response = primed(response)
-            return self._answered(response, None, request)
-        except BaseException as error:
-            self._failed(error, errors, "the first model")
-        self._check(request, errors[0][1])
-        for alternative in self.models:
-            label = alternative.label_for(request)
             try:
-                if isinstance(alternative, _SameTarget):
-                    response = call_next(request.replace(model=alternative.model))
-                    if hasattr(response, "__next__"):
-                        response = primed(response)
-                elif alternative.is_async:
-                    raise _Misused(f"Fallback: {label} is async and cannot answer a sync call")
-                else:
-                    response = self._ask(alternative, request)
-                return self._answered(response, alternative, request)
+                response = call_next(request)
+                if hasattr(response, "__next__"):
+                    response = primed(response)
+                return self._answered(response, None, request)
             except BaseException as error:
-                self._failed(error, errors, label)
-        raise self._give_up(errors)
+                self._failed(error, errors, "the first model")
+            self._check(request, errors[0][1])
+            for alternative in self.models:
+                label = alternative.label_for(request)
+                try:
+                    if isinstance(alternative, _SameTarget):
+                        response = call_next(request.replace(model=alternative.model))
+                        if hasattr(response, "__next__"):
+                            response = primed(response)
+                    elif alternative.is_async:
+                        raise _Misused(f"Fallback: {label} is async and cannot answer a sync call")
+                    else:
+                        response = self._ask(alternative, request)
+                    return self._answered(response, alternative, request)
+                except BaseException as error:
+                    self._failed(error, errors, label)
+            raise self._give_up(errors)
+        finally:  # the errors' tracebacks hold this frame: no cycle left
+            errors.clear()
