@@ -128,6 +128,16 @@ def test_tool_call_next_given_the_arguments_names_what_it_takes_and_the_hook() -
     assert _noted(async_.value, "apasses")
 
 
+@hw.wrap_model
+def pass_on(request: hw.ModelRequest, call_next: Any) -> Any:
+    return call_next(request)
+
+
+@hw.wrap_model
+async def apass_on(request: hw.ModelRequest, call_next: Any) -> Any:
+    return await call_next(request)
+
+
 @pytest.mark.parametrize("outer", [False, True])
 def test_call_next_called_without_the_request_says_so(outer: bool) -> None:
     """Python's own message, naming `call_next` (not an internal function) and what it
@@ -145,15 +155,7 @@ def test_call_next_called_without_the_request_says_so(outer: bool) -> None:
     def tbare(call: hw.ToolCall, call_next: Any) -> Any:
         return call_next()
 
-    @hw.wrap_model
-    def passes(request: hw.ModelRequest, call_next: Any) -> Any:
-        return call_next(request)
-
-    @hw.wrap_model
-    async def apasses(request: hw.ModelRequest, call_next: Any) -> Any:
-        return await call_next(request)
-
-    before = ([passes], [apasses]) if outer else ([], [])
+    before = ([pass_on], [apass_on]) if outer else ([], [])
     missing = re.escape("call_next() missing 1 required positional argument: ")
     with pytest.raises(TypeError, match=missing + "'request'") as sync:
         hw.model(llm, use=[*before[0], bare])(MSG)
@@ -195,21 +197,13 @@ def test_a_fail_open_hook_giving_call_next_no_request_is_skipped_and_the_model_c
     async def awrong(request: hw.ModelRequest, call_next: Any) -> Any:
         return await call_next({"messages": MSG})
 
-    @hw.wrap_model
-    def passes(request: hw.ModelRequest, call_next: Any) -> Any:
-        return call_next(request)
-
-    @hw.wrap_model
-    async def apasses(request: hw.ModelRequest, call_next: Any) -> Any:
-        return await call_next(request)
-
     assert hw.model(counted, use=[wrong])(MSG) == "hello"
     assert hw.model(counted, use=[bare])(MSG) == "hello"
     assert asyncio.run(hw.model(acounted, use=[awrong])(MSG)) == "hello"
     # a hook inside, handed what the fail-open one gave, is not taken for the culprit
-    assert hw.model(counted, use=[wrong, passes])(MSG) == "hello"
-    assert hw.model(counted, use=[gives_none, passes])(MSG) == "hello"
-    assert asyncio.run(hw.model(acounted, use=[awrong, apasses])(MSG)) == "hello"
+    assert hw.model(counted, use=[wrong, pass_on])(MSG) == "hello"
+    assert hw.model(counted, use=[gives_none, pass_on])(MSG) == "hello"
+    assert asyncio.run(hw.model(acounted, use=[awrong, apass_on])(MSG)) == "hello"
     assert calls == [MSG] * 6
     skipped = [r.getMessage() for r in caplog.records if "fail-open" in r.getMessage()]
     assert len(skipped) == 6, skipped
@@ -225,14 +219,10 @@ def test_a_wrong_request_handed_through_an_inner_hook_is_noted_as_the_outer_hook
     def wrong(request: hw.ModelRequest, call_next: Any) -> Any:
         return call_next(given(request))
 
-    @hw.wrap_model
-    def passes(request: hw.ModelRequest, call_next: Any) -> Any:
-        return call_next(request)
-
     with pytest.raises(TypeError, match="call_next takes the ModelRequest") as caught:
-        hw.model(llm, use=[wrong, passes])(MSG)
+        hw.model(llm, use=[wrong, pass_on])(MSG)
     assert _noted(caught.value, "wrong")
-    assert not _noted(caught.value, "passes")
+    assert not _noted(caught.value, "pass_on")
 
 
 # -- generator functions as hooks of a kind that returns ------------------------------------

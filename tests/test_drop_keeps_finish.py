@@ -102,20 +102,23 @@ def _gemini(is_async: bool, hooks: list[Any], events: list[dict[str, Any]] = GEM
     return hw.wrap(genai.Client(api_key="k", http_options=options), use=hooks)
 
 
-@pytest.mark.parametrize("is_async", [False, True])
-def test_gemini_text_dropped_with_the_finish_keeps_finish_and_usage(is_async: bool) -> None:
-    seen: dict[str, Any] = {}
-    client = _gemini(is_async, _observers(seen))
+def _streamed(client: Any, is_async: bool) -> list[Any]:
+    """The responses of one Gemini stream, read to its end."""
 
     async def pull() -> list[Any]:
         stream = await client.aio.models.generate_content_stream(model="g", contents="x")
         return [r async for r in stream]
 
-    responses = (
-        asyncio.run(pull())
-        if is_async
-        else list(client.models.generate_content_stream(model="g", contents="x"))
-    )
+    if is_async:
+        return asyncio.run(pull())
+    return list(client.models.generate_content_stream(model="g", contents="x"))
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_gemini_text_dropped_with_the_finish_keeps_finish_and_usage(is_async: bool) -> None:
+    seen: dict[str, Any] = {}
+    client = _gemini(is_async, _observers(seen))
+    responses = _streamed(client, is_async)
     assert "".join(r.text or "" for r in responses) == "The code is "
     last = responses[-1]
     assert last.candidates[0].finish_reason == "STOP"
@@ -205,16 +208,7 @@ def test_a_part_of_an_expansion_dropped_with_the_finish_keeps_finish_and_usage(
     last = {**GEMINI[1], "candidates": [{**GEMINI[1]["candidates"][0]}]}
     last["candidates"][0]["content"] = {"role": "model", "parts": [{"text": "Done SECRET"}]}
     client = _gemini(is_async, [split_words, remove, *_observers(seen)[1:]], [GEMINI[0], last])
-
-    async def pull() -> list[Any]:
-        stream = await client.aio.models.generate_content_stream(model="g", contents="x")
-        return [r async for r in stream]
-
-    responses = (
-        asyncio.run(pull())
-        if is_async
-        else list(client.models.generate_content_stream(model="g", contents="x"))
-    )
+    responses = _streamed(client, is_async)
     assert "".join(r.text or "" for r in responses) == "ThecodeisDone"
     assert responses[-1].candidates[0].finish_reason == "STOP"
     assert responses[-1].usage_metadata.total_token_count == 15
