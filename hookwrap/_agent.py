@@ -578,7 +578,10 @@ class Agent:
             )
             s.turn = []
             s.done = {}
-            raise aborted
+            try:
+                raise aborted
+            finally:  # its traceback holds this frame: no cycle left with it
+                aborted, outcomes = None, []
         if paused:
             return (yield from self._pause(s, paused[0].payload))
         s.messages.extend(Message.tool(s.done[c.id].text, c.id, c.name) for c in s.turn)
@@ -616,6 +619,7 @@ class Agent:
         value: Any = None
         error: BaseException | None = None
         aborted: Aborted | None = None
+        outcome: _Done | None = None
         paused: list[AgentEvent] = []  # interrupt events, held until the checkpoint is saved
         try:
             while True:
@@ -681,7 +685,9 @@ class Agent:
             raise
         with _current(ctx):
             finish_sync(ctx.run, ctx.run.terminal, ctx, aborted)
-        aborted = error = None  # their tracebacks hold this frame: no cycle left with it
+        # they hold errors whose tracebacks hold this frame: no cycle left with them
+        aborted = error = value = outcome = None
+        done = []
         yield from self._custom(s)
         yield AgentEvent("result", result=step)
 

@@ -210,8 +210,9 @@ def test_an_sdk_stream_a_hook_ended_leaves_no_cycles() -> None:
     assert cycles_left(_failing(streamed)) == 0
 
 
+@pytest.mark.parametrize("alternative", ["function", "model name"])
 def test_a_fallback_that_answered_after_a_failure_leaves_no_cycles(
-    monkeypatch: pytest.MonkeyPatch,
+    alternative: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first model's error (holding its HTTP response) is kept while the alternatives
     are tried; its traceback holds the frame that keeps it."""
@@ -221,7 +222,8 @@ def test_a_fallback_that_answered_after_a_failure_leaves_no_cycles(
     monkeypatch.setattr(logging.getLogger("hookwrap"), "disabled", True)
 
     provider = FakeProvider()
-    client = hw.wrap(provider.openai(max_retries=0), use=[Fallback(models=[lambda messages: "b"])])
+    spare: Any = (lambda messages: "b") if alternative == "function" else "gpt-4o-mini"
+    client = hw.wrap(provider.openai(max_retries=0), use=[Fallback(models=[spare])])
 
     def fell_back() -> None:
         provider.fail(503)
@@ -245,9 +247,15 @@ def test_an_agent_run_aborted_or_told_of_a_tool_error_leaves_no_cycles(is_async:
             return hw.Message.assistant("done")
         return hw.Message.assistant("", [hw.ToolCall("c1", "broken", {"x": 1})])
 
+    @hw.wrap_tool
+    def refused(call: hw.ToolCall, call_next: Any) -> Any:
+        return hw.Abort("not this one")
+
     told = hw.Agent(model, tools=[broken])
     limited = hw.Agent(model, tools=[broken], use=[CallLimit(model_calls=1)])
-    for agent in (told, limited):
+    no_tools = hw.Agent(model, tools=[broken], use=[CallLimit(tool_calls=0)])
+    stopped = hw.Agent(model, tools=[broken], use=[refused])
+    for agent in (told, limited, no_tools, stopped):
         run = (
             (lambda a=agent: asyncio.run(a.arun("go")))
             if is_async

@@ -50,7 +50,7 @@ from .._types import (
     new_response,
 )
 
-__all__ = ["FunctionAdapter"]
+__all__ = ["FunctionAdapter", "takes_model"]
 
 Form = Literal["messages", "prompt", "request"]
 _RESERVED = ("model", "stream")
@@ -139,7 +139,6 @@ class FunctionAdapter(Adapter):
 
     def __init__(self, fn: Callable[..., Any], argument: str | None = None) -> None:
         self.fn = fn
-        self.reader = self._read  # bound once: a view built per call keeps it
         self.other: FunctionAdapter | None = None  # for a function taking messages and prompt
         try:
             sig = inspect.signature(fn)
@@ -197,6 +196,7 @@ class FunctionAdapter(Adapter):
             second = "prompt" if self.form == "messages" else "messages"
             if second in self.accepts:  # each call uses the one it was given
                 self.other = FunctionAdapter(fn, second)
+        self.reader = self._read  # bound once: a view built per call keeps it
 
     # -- request ------------------------------------------------------------------------
 
@@ -742,3 +742,19 @@ async def _aitems(native: Any, chunk: Callable[[Any], Chunk]) -> AsyncIterator[A
         aclose = getattr(native, "aclose", None)
         if aclose is not None:
             await aclose()
+
+
+def takes_model(fn: Callable[..., Any]) -> bool | None:
+    """Whether the model function `fn` can be given another model (a `model` parameter,
+    `**kwargs`, or the request itself); None when `fn` is no model function. Its adapter,
+    made to read the signature as for a call, is let go of at once (it holds itself)."""
+    try:
+        adapter = FunctionAdapter(fn)
+    except TypeError:
+        return None
+    try:
+        return adapter.form == "request" or "model" in adapter.accepts or adapter.var_kw
+    finally:
+        for made in (adapter, adapter.other):
+            if made is not None:
+                del made.reader  # no cycle left for the garbage collector

@@ -47,18 +47,13 @@ def _takes_no_model(request: ModelRequest) -> str | None:
     """The model function `request` goes to, described, if it cannot be given another
     model (no `model` parameter, no `**kwargs`), where the function adapter would leave a
     changed `request.model` out; None for any other target."""
-    from ..adapters.function import FunctionAdapter
+    from ..adapters.function import takes_model
 
     call = request.raw
     if not isinstance(call, Call):
         return None
-    try:
-        adapter = FunctionAdapter(call.fn)
-    except TypeError:  # not a model function: an SDK's own request, which sends the model
-        return None
-    if adapter.form == "request" or "model" in adapter.accepts or adapter.var_kw:
-        return None
-    return describe(call.fn)
+    # (None: not a model function, but an SDK's own request, which sends the model)
+    return describe(call.fn) if takes_model(call.fn) is False else None
 
 
 def _alternative(item: object) -> _SameTarget | ModelCaller:
