@@ -74,9 +74,10 @@ class _Proxy(wrapt.ObjectProxy[Any]):
         type(self).__call__ = _caller(runner, target)  # type: ignore[method-assign]
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        if instance is None:
+        get = getattr(self.__wrapped__, "__get__", None)
+        if instance is None or get is None:  # (a partial, a callable object: no method)
             return self
-        return _Bound(self.__wrapped__.__get__(instance, owner), self)
+        return _Bound(get(instance, owner), self)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # by reference, as pickle takes functions: what its module holds under its name
@@ -414,13 +415,25 @@ T = TypeVar("T")
 _CLIENT_ADAPTERS = (("openai", "openai"), ("anthropic", "anthropic"), ("google.genai", "google"))
 
 
+def _client_classes() -> tuple[type, ...]:
+    """The client classes of the SDKs imported so far."""
+    names = {
+        "openai": ("OpenAI", "AsyncOpenAI"),
+        "anthropic": ("Anthropic", "AsyncAnthropic"),
+        "google.genai": ("Client",),
+    }
+    found = (getattr(sys.modules.get(sdk), n, None) for sdk, all_ in names.items() for n in all_)
+    return tuple(cls for cls in found if isinstance(cls, type))
+
+
 def _refuse_sdk_class(target: Any, what: str) -> None:
     """A class of an SDK (`OpenAI` for `OpenAI()`) is callable, but calling it makes a
     client, not a model call: say so rather than list its constructor's parameters."""
     if not isinstance(target, type):
         return
-    modules = [base.__module__ for base in target.__mro__]  # a subclass of a client's too
-    if any(m == sdk or m.startswith(f"{sdk}.") for m in modules for sdk, _ in _CLIENT_ADAPTERS):
+    module = target.__module__
+    own = any(module == sdk or module.startswith(f"{sdk}.") for sdk, _ in _CLIENT_ADAPTERS)
+    if own or issubclass(target, _client_classes()):  # a user's subclass of a client too
         name = target.__qualname__
         raise TypeError(f"{what}: got the class {name}; pass a client ({name}(...))")
 

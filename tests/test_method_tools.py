@@ -160,3 +160,13 @@ def test_a_tool_of_a_partial_kept_on_a_class_is_the_tool_on_an_instance() -> Non
 
     assert Weather().celsius("Oslo") == "Oslo in C"
     assert Weather().celsius is Weather.celsius
+
+
+def test_a_model_of_a_partial_kept_on_a_class_is_the_model_on_an_instance() -> None:
+    def llm(prompt: str, temperature: float) -> str:
+        return f"{prompt}@{temperature}"
+
+    class Bot:
+        ask = hw.model(functools.partial(llm, temperature=0))
+
+    assert Bot().ask("hi") == "hi@0"

@@ -555,5 +555,6 @@ def test_a_partial_or_a_callable_object_is_labelled_by_name() -> None:
     assert hw.model(down, use=[record, Fallback(models=[Backup()])])(USER) == "the backup's answer"
     wrapped = hw.model(Backup())  # a wrapped one: by what it wraps, not the wrapper
     assert hw.model(down, use=[record, Fallback(models=[wrapped])])(USER) == "the backup's answer"
+    assert repr(Fallback(models=[functools.partial(wrapped)])) == "Fallback(models=[Backup])"
     assert seen == [("spare",) * 3, ("Backup",) * 3, ("Backup",) * 3]
     assert repr(Fallback(models=[styled, Backup()])) == "Fallback(models=[spare, Backup])"

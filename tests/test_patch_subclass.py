@@ -162,3 +162,15 @@ def test_a_subclass_of_a_client_class_is_refused_as_a_target() -> None:
 
     with pytest.raises(TypeError, match=r"got the class .*Mine; pass a client"):
         hw.wrap(Mine)
+
+
+def test_a_subclass_of_another_sdk_class_is_no_client_class() -> None:
+    openai = pytest.importorskip("openai")
+
+    class NotFound(openai.OpenAIError):
+        """Raised when nothing is found."""
+
+        def __init__(self, city: str) -> None:
+            super().__init__(city)
+
+    assert str(hw.tool(NotFound)(city="Oslo")) == "Oslo"

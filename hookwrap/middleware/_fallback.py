@@ -86,8 +86,8 @@ def _function_label(fn: object) -> str:
     """A model function's name: a partial's function's, a callable object's class's.
     Never a repr, whose memory address would change the label from run to run."""
     fn = inspect.unwrap(cast("Callable[..., Any]", fn))  # a wrapped one: what it wraps
-    if isinstance(fn, functools.partial):
-        fn = cast("functools.partial[object]", fn).func
+    while isinstance(fn, functools.partial):
+        fn = inspect.unwrap(fn.func)
     name: object = getattr(fn, "__name__", None)
     return name if isinstance(name, str) else type(fn).__name__
 
