@@ -74,7 +74,7 @@ class _Proxy(wrapt.ObjectProxy[Any]):
         type(self).__call__ = _caller(runner, target)  # type: ignore[method-assign]
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        get = getattr(self.__wrapped__, "__get__", None)
+        get = _binding(self.__wrapped__)
         if instance is None or get is None:  # (a partial, a callable object: no method)
             return self
         return _Bound(get(instance, owner), self)
@@ -138,6 +138,15 @@ class _Bound(wrapt.ObjectProxy[Any]):
         if instance is None:
             raise TypeError(f"a hookwrap proxy of {self.__wrapped__!r} cannot be pickled")
         return getattr, (instance, self.__wrapped__.__name__)
+
+
+def _binding(target: Any) -> Callable[[Any, Any], Any] | None:
+    """How `target` binds to an instance when read from it (a function's `__get__`); None
+    for one that does not: a callable object, a `functools.partial` (which Python 3.13
+    warns will bind in later releases: it stays unbound here, as it was)."""
+    if isinstance(target, functools.partial):
+        return None
+    return getattr(target, "__get__", None)
 
 
 def _instance_first(bound: _Bound) -> Callable[..., Any]:
@@ -281,7 +290,7 @@ class Tool(_Proxy, Generic[P, R]):
         self: Tool[Concatenate[S, P2], R], instance: S, owner: Any = None
     ) -> _BoundTool[P2, R]: ...
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        get = getattr(self.__wrapped__, "__get__", None)
+        get = _binding(self.__wrapped__)
         if instance is None or get is None:  # (a partial, a callable object: no method)
             return self
         bound: _BoundTool[..., Any] = _BoundTool(get(instance, owner), self)
