@@ -280,11 +280,11 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
             try:
                 sent = next(gen)
             except StopIteration as stop:
-                return coerce(hook, stop.value, request, _again(got, inner, request))
+                return coerce(hook, stop.value, request, _again(list(got), inner, request))
             while True:
                 if isinstance(sent, Respond):
                     gen.close()
-                    return coerce(hook, sent.value, request, _again(got, inner, request))
+                    return coerce(hook, sent.value, request, _again(list(got), inner, request))
                 _yielded(hook, sent)
                 try:
                     response = inner(sent)
@@ -301,12 +301,14 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                 except StopIteration as stop:
                     if stop.value is None:
                         return response
-                    return coerce(hook, stop.value, request, _again(got, inner, request))
+                    return coerce(hook, stop.value, request, _again(list(got), inner, request))
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
                 _own(hook, exc, request)
                 raise
             return _last(got) if got else inner(request)
+        finally:  # its errors' tracebacks hold this frame: no cycle left
+            got.clear()
 
     return layer
 
@@ -317,7 +319,7 @@ def _swallowed(
     """What a generator-form hook that caught the inner call's error and returned leaves:
     its own answer, else the inner call's last response, else that error again."""
     if value is not None:
-        return coerce(hook, value, request, _again(got, inner, request))
+        return coerce(hook, value, request, _again(list(got), inner, request))
     for answer in reversed(got):
         if not isinstance(answer, _Failed):
             return answer
@@ -391,11 +393,11 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
             try:
                 sent = next(gen)
             except StopIteration as stop:
-                return coerce(hook, stop.value, request, _again(got, inner, request))
+                return coerce(hook, stop.value, request, _again(list(got), inner, request))
             while True:
                 if isinstance(sent, Respond):
                     gen.close()
-                    return coerce(hook, sent.value, request, _again(got, inner, request))
+                    return coerce(hook, sent.value, request, _again(list(got), inner, request))
                 _yielded(hook, sent)
                 try:
                     response = await inner(sent)
@@ -412,12 +414,14 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                 except StopIteration as stop:
                     if stop.value is None:
                         return response
-                    return coerce(hook, stop.value, request, _again(got, inner, request))
+                    return coerce(hook, stop.value, request, _again(list(got), inner, request))
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
                 _own(hook, exc, request)
                 raise
             return _last(got) if got else await inner(request)
+        finally:  # its errors' tracebacks hold this frame: no cycle left
+            got.clear()
 
     return layer
 
@@ -440,7 +444,7 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
             while True:
                 if isinstance(sent, Respond):
                     await gen.aclose()
-                    return coerce(hook, sent.value, request, _again(got, inner, request))
+                    return coerce(hook, sent.value, request, _again(list(got), inner, request))
                 _yielded(hook, sent)
                 try:
                     response = await inner(sent)
@@ -461,5 +465,7 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                 _own(hook, exc, request)
                 raise
             return _last(got) if got else await inner(request)
+        finally:  # its errors' tracebacks hold this frame: no cycle left
+            got.clear()
 
     return layer

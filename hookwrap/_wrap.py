@@ -144,9 +144,13 @@ def _binding(target: Any) -> Callable[[Any, Any], Any] | None:
     """How `target` binds to an instance when read from it (a function's `__get__`); None
     for one that does not: a callable object, a `functools.partial` (which Python 3.13
     warns will bind in later releases: it stays unbound here, as it was)."""
-    if isinstance(target, functools.partial):
+    if isinstance(target, functools.partial) or inspect.ismethod(target):
+        return None  # (a bound method is bound already, to its own object)
+    # as Python looks it up: on the type (a proxy's `__class__` is what it wraps)
+    get: Any = getattr(type(cast(object, target)), "__get__", None)
+    if get is None:
         return None
-    return getattr(target, "__get__", None)
+    return lambda instance, owner: get(target, instance, owner)
 
 
 def _instance_first(bound: _Bound) -> Callable[..., Any]:
@@ -425,13 +429,14 @@ _CLIENT_ADAPTERS = (("openai", "openai"), ("anthropic", "anthropic"), ("google.g
 
 
 def _client_classes() -> tuple[type, ...]:
-    """The client classes of the SDKs imported so far."""
+    """The base classes of the clients of the SDKs imported so far (Azure, Bedrock and
+    Vertex clients among them)."""
     names = {
-        "openai": ("OpenAI", "AsyncOpenAI"),
-        "anthropic": ("Anthropic", "AsyncAnthropic"),
-        "google.genai": ("Client",),
+        "openai._base_client": ("BaseClient",),
+        "anthropic._base_client": ("BaseClient",),
+        "google.genai.client": ("Client", "AsyncClient"),
     }
-    found = (getattr(sys.modules.get(sdk), n, None) for sdk, all_ in names.items() for n in all_)
+    found = (getattr(sys.modules.get(m), n, None) for m, all_ in names.items() for n in all_)
     return tuple(cls for cls in found if isinstance(cls, type))
 
 

@@ -494,6 +494,23 @@ def test_chunks_a_hook_makes_in_an_unannotated_request_functions_stream_are_text
     assert list(hw.model(llm, use=[louder])(request)) == ["HELLO ", "THERE"]
 
 
+def test_respond_to_a_request_function_that_streams_is_a_stream() -> None:
+    def unannotated(request):  # type: ignore[no-untyped-def]
+        yield "never"
+
+    def annotated(request: hw.ModelRequest) -> Iterator[str]:
+        yield "never"
+
+    @hw.before_model
+    def cached(request: hw.ModelRequest) -> hw.Respond:
+        return hw.Respond("canned")
+
+    request = hw.ModelRequest(messages=(hw.Message.user("hi"),))
+    for fn in (unannotated, annotated):
+        assert list(hw.model(fn, use=[cached])(request)) == ["canned"]
+        assert hw.Agent(fn, use=[cached]).run("hi").text == "canned"
+
+
 def test_a_streamed_respond_to_a_model_response_iterator_function_is_text() -> None:
     def stream(prompt: str) -> Iterator[hw.ModelResponse]:
         raise AssertionError("the model must not run")

@@ -262,3 +262,22 @@ def test_an_agent_run_aborted_or_told_of_a_tool_error_leaves_no_cycles(is_async:
             else (lambda a=agent: a.run("go"))
         )
         assert cycles_left(run) == 0, agent
+
+
+def test_a_generator_form_hook_around_a_recovered_failure_leaves_no_cycles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from hookwrap.middleware import Fallback
+
+    monkeypatch.setattr(logging.getLogger("hookwrap"), "disabled", True)
+
+    @hw.wrap_model
+    def passes(request: hw.ModelRequest) -> Any:
+        response = yield request
+        return response
+
+    def down(messages: Any) -> str:
+        raise ConnectionError("down")
+
+    recovered = hw.model(down, use=[Fallback(models=[lambda messages: "b"]), passes])
+    assert cycles_left(lambda: recovered(USER)) == 0

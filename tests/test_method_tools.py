@@ -170,3 +170,20 @@ def test_a_model_of_a_partial_kept_on_a_class_is_the_model_on_an_instance() -> N
         ask = hw.model(functools.partial(llm, temperature=0))
 
     assert Bot().ask("hi") == "hi@0"
+
+
+def test_a_bound_method_of_another_object_kept_on_a_class_stays_bound_to_it() -> None:
+    class Docs:
+        name = "docs"
+
+        def lookup(self, q: str) -> str:
+            """Looks it up."""
+            return f"{self.name}:{q}"
+
+    docs = Docs()
+
+    class Bot:
+        name = "bot"
+        look = hw.tool(docs.lookup)
+
+    assert Bot().look("q") == "docs:q"  # as Python gives a bound method kept on a class

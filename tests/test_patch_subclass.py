@@ -174,3 +174,13 @@ def test_a_subclass_of_another_sdk_class_is_no_client_class() -> None:
             super().__init__(city)
 
     assert str(hw.tool(NotFound)(city="Oslo")) == "Oslo"
+
+
+def test_a_subclass_of_any_client_class_of_an_sdk_is_refused_as_a_target() -> None:
+    anthropic = pytest.importorskip("anthropic")
+
+    class Mine(anthropic.AnthropicBedrock):  # type: ignore[misc]
+        pass
+
+    with pytest.raises(TypeError, match=r"got the class .*Mine; pass a client"):
+        hw.model(Mine)

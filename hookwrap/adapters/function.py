@@ -181,6 +181,7 @@ class FunctionAdapter(Adapter):
         # `Fallback`'s): for the agent's kind of model function, with no annotation, the
         # response itself, its tool calls and usage kept
         unannotated = self.form == "request" and sig.return_annotation is sig.empty
+        unannotated = unannotated and not self.streams  # (a generator's answer streams)
         self.whole: Kind = "ModelResponse" if unannotated else self.returns
         self.name = found.name
         positional = (found.POSITIONAL_ONLY, found.POSITIONAL_OR_KEYWORD)
@@ -245,7 +246,8 @@ class FunctionAdapter(Adapter):
                 raise TypeError(
                     f"{describe(self.fn)} takes a ModelRequest (got {type(value).__name__})"
                 )
-            request = value.replace(raw=call)
+            # a function that streams is asked for a stream, as `request.stream` says
+            request = value.replace(raw=call, stream=value.stream or self.streams)
         else:
             if self.form == "prompt":
                 if not isinstance(value, str):
