@@ -209,6 +209,10 @@ def _mark(kind: str, fn: F, priority: int | None, name: str | None, fail_open: b
     )
     try:
         fn.__hookwrap__ = spec  # type: ignore[attr-defined]
+        marked: Any = fn
+        if isinstance(marked, staticmethod):  # read from the class, the function inside
+            inside: Any = marked.__func__
+            inside.__hookwrap__ = spec
     except AttributeError:
         raise TypeError(f"@{kind}: cannot mark {fn!r} (it takes no attributes)") from None
     return fn

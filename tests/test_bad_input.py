@@ -107,6 +107,20 @@ def test_a_hook_decorator_above_classmethod_says_where_it_goes() -> None:
     assert Below.seen == ["hi"]
 
 
+def test_a_hook_decorator_above_staticmethod_marks_what_the_class_gives() -> None:
+    seen: list[str] = []
+
+    class Above:
+        @hw.before_model
+        @staticmethod
+        def add(request: hw.ModelRequest) -> None:
+            seen.append(request.messages[0].text)
+
+    for use in ([Above()], [Above.add], [Above().add]):
+        assert hw.model(lambda prompt: prompt, use=use)("hi") == "hi"
+    assert seen == ["hi"] * 3
+
+
 def test_a_hook_with_no_parameters_shows_empty_parentheses() -> None:
     """The error shows what the function takes as the docs show it: `()` when nothing."""
     with pytest.raises(TypeError) as err:
