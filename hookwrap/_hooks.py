@@ -196,12 +196,16 @@ def _mark(kind: str, fn: F, priority: int | None, name: str | None, fail_open: b
         raise TypeError(f"@{kind}(fail_open=...) must be True or False (got {fail_open!r})")
     if name is not None and not isinstance(name, str):
         raise TypeError(f"@{kind}(name=...) must be a str (got {name!r})")
-    takes_ctx, form = _inspect(fn, kind)
+    # a staticmethod (the decorator above it) is read as the function inside it, which is
+    # what the class gives and is marked too
+    given: Any = fn
+    inside: Any = given.__func__ if isinstance(given, staticmethod) else given
+    takes_ctx, form = _inspect(inside, kind)
     spec = HookSpec(
         kind=kind,  # type: ignore[arg-type]
         priority=0 if priority is None else priority,
         name=name or getattr(fn, "__qualname__", None) or repr(fn),
-        is_async=_is_async(fn),
+        is_async=_is_async(inside),
         fail_open=fail_open,
         takes_ctx=takes_ctx,
         form=form,  # type: ignore[arg-type]
@@ -209,9 +213,7 @@ def _mark(kind: str, fn: F, priority: int | None, name: str | None, fail_open: b
     )
     try:
         fn.__hookwrap__ = spec  # type: ignore[attr-defined]
-        marked: Any = fn
-        if isinstance(marked, staticmethod):  # read from the class, the function inside
-            inside: Any = marked.__func__
+        if inside is not given:
             inside.__hookwrap__ = spec
     except AttributeError:
         raise TypeError(f"@{kind}: cannot mark {fn!r} (it takes no attributes)") from None

@@ -71,10 +71,11 @@ class _Proxy(wrapt.ObjectProxy[Any]):
         self._self_chain = chain
         self._self_engine = engine
         self._self_hw_kind = kind
+        self._self_get = _binding(target)  # how it binds to an instance: found once
         type(self).__call__ = _caller(runner, target)  # type: ignore[method-assign]
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        get = _binding(self.__wrapped__)
+        get = self._self_get
         if instance is None or get is None:  # (a partial, a callable object: no method)
             return self
         return _Bound(get(instance, owner), self)
@@ -294,7 +295,7 @@ class Tool(_Proxy, Generic[P, R]):
         self: Tool[Concatenate[S, P2], R], instance: S, owner: Any = None
     ) -> _BoundTool[P2, R]: ...
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        get = _binding(self.__wrapped__)
+        get = self._self_get
         if instance is None or get is None:  # (a partial, a callable object: no method)
             return self
         bound: _BoundTool[..., Any] = _BoundTool(get(instance, owner), self)

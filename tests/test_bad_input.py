@@ -680,3 +680,26 @@ def test_a_middleware_of_only_tools_is_refused_by_patch_and_run_too(tmp_path: An
     from hookwrap._patch import _patched  # pyright: ignore[reportPrivateUsage]
 
     assert "openai" not in _patched  # nothing was patched
+
+
+def test_async_and_generator_hooks_above_staticmethod_are_read_as_what_they_wrap() -> None:
+    seen: list[str] = []
+
+    class Above:
+        @hw.before_model
+        @staticmethod
+        async def add(request: hw.ModelRequest) -> None:
+            seen.append("async")
+
+        @hw.wrap_model
+        @staticmethod
+        def timed(request: hw.ModelRequest) -> Any:
+            response = yield request
+            seen.append("generator form")
+            return response
+
+    async def llm(prompt: str) -> str:
+        return prompt
+
+    assert asyncio.run(hw.model(llm, use=[Above()])("hi")) == "hi"
+    assert seen == ["async", "generator form"]
