@@ -754,6 +754,9 @@ class Agent:
         value: Any = None
         error: BaseException | None = None
         aborted: Aborted | None = None
+        outcome: _Done | None = None
+        batch: list[_Done] = []
+        tasks: list[asyncio.Future[_Done]] = []
         paused: list[AgentEvent] = []  # interrupt events, held until the checkpoint is saved
         try:
             while True:
@@ -833,7 +836,9 @@ class Agent:
             raise
         with _current(ctx):
             await finish_async(ctx.run, ctx.run.terminal, ctx, aborted)
-        aborted = error = None  # their tracebacks hold this frame: no cycle left with it
+        # they hold errors whose tracebacks hold this frame: no cycle left with them
+        aborted = error = value = outcome = None
+        batch, tasks = [], []
         for event in self._custom(s):
             yield event
         yield AgentEvent("result", result=step)
