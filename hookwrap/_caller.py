@@ -264,7 +264,7 @@ class ModelCaller:
             _refuse_sdk_class(target, expected)
             if not callable(target):
                 raise TypeError(f"{expected} (got {type(target).__name__}: {target!r:.80})")
-            self.label = model or getattr(target, "__name__", None) or repr(target)
+            self.label = model or _function_label(target)
             hooked: Any = hook_model(target, use=use)
             entry, self.accepts = _function_entry(hooked, target)
             if _is_async_callable(target):
@@ -427,6 +427,16 @@ def _is_async_callable(fn: Any) -> bool:
     return not inspect.isfunction(fn) and (
         inspect.iscoroutinefunction(method) or inspect.isasyncgenfunction(method)
     )
+
+
+def _function_label(fn: object) -> str:
+    """A model function's name: a partial's function's, a callable object's class's.
+    Never a repr, whose memory address would change the label from run to run."""
+    fn = inspect.unwrap(cast("Callable[..., Any]", fn))  # a wrapped one: what it wraps
+    while isinstance(fn, functools.partial):
+        fn = inspect.unwrap(fn.func)
+    name: object = getattr(fn, "__name__", None)
+    return name if isinstance(name, str) else type(fn).__name__
 
 
 def _function_entry(hooked: Any, target: Any) -> tuple[Entry, Callable[[str], bool]]:

@@ -78,7 +78,11 @@ class _Proxy(wrapt.ObjectProxy[Any]):
         get = self._self_get
         if instance is None or get is None:  # (a partial, a callable object: no method)
             return self
-        return _Bound(get(instance, owner), self)
+        return self._bound(get(instance, owner))
+
+    def _bound(self, method: Any) -> Any:
+        """What reading it from an instance gives, `method` being the target bound there."""
+        return _Bound(method, self)
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         # by reference, as pickle takes functions: what its module holds under its name
@@ -295,10 +299,10 @@ class Tool(_Proxy, Generic[P, R]):
         self: Tool[Concatenate[S, P2], R], instance: S, owner: Any = None
     ) -> _BoundTool[P2, R]: ...
     def __get__(self, instance: Any, owner: Any = None) -> Any:
-        get = self._self_get
-        if instance is None or get is None:  # (a partial, a callable object: no method)
-            return self
-        bound: _BoundTool[..., Any] = _BoundTool(get(instance, owner), self)
+        return super().__get__(instance, owner)
+
+    def _bound(self, method: Any) -> Any:
+        bound: _BoundTool[..., Any] = _BoundTool(method, self)
         return bound
 
     @property

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Generator, Iterator, Sequence
 from typing import Any, cast
@@ -71,25 +69,12 @@ def _alternative(item: object) -> _SameTarget | ModelCaller:
             )
         target, model = pair[0], pair[1]
     try:
-        caller = ModelCaller(target, model)
+        return ModelCaller(target, model)
     except TypeError as exc:
         raise TypeError(
             "Fallback(models=...) takes model names (str), model functions, SDK clients and "
             f"(client, 'model name') pairs; {exc}"
         ) from None
-    if caller.sdk is None and model is None:  # a model function
-        caller.label = _function_label(target)
-    return caller
-
-
-def _function_label(fn: object) -> str:
-    """A model function's name: a partial's function's, a callable object's class's.
-    Never a repr, whose memory address would change the label from run to run."""
-    fn = inspect.unwrap(cast("Callable[..., Any]", fn))  # a wrapped one: what it wraps
-    while isinstance(fn, functools.partial):
-        fn = inspect.unwrap(fn.func)
-    name: object = getattr(fn, "__name__", None)
-    return name if isinstance(name, str) else type(fn).__name__
 
 
 def _streamed(alternative: ModelCaller, request: ModelRequest) -> Any:
