@@ -183,6 +183,34 @@ def test_streaming_response_keeps_headers_and_parses_to_a_stream() -> None:
     assert "text" in calls
 
 
+def test_a_stream_the_hooks_hand_on_keeps_the_headers_as_received() -> None:
+    """The response a stream's chunks go on in carries the headers that came, each as
+    often as it came, less those its body no longer fits (its length, its encoding)."""
+    import httpx2
+
+    fake = FakeProvider(["abc"]).transport()
+
+    def handle(request: Any) -> Any:
+        answer = fake.handle_request(request)
+        sent = [(b"set-cookie", b"a=1"), (b"set-cookie", b"b=2"), (b"content-length", b"9")]
+        return httpx2.Response(200, headers=[*answer.headers.raw, *sent], stream=answer.stream)
+
+    client = openai.OpenAI(
+        api_key="k",
+        base_url="http://fake.invalid/v1",
+        http_client=httpx2.Client(transport=httpx2.MockTransport(handle)),
+    )
+    wrapped = hw.wrap(client, use=[redact])  # an on_chunk hook: its chunks go on anew
+    with wrapped.chat.completions.with_streaming_response.create(
+        model="m", messages=USER, stream=True
+    ) as response:
+        assert response.headers.get_list("set-cookie") == ["a=1", "b=2"]
+        assert "content-length" not in response.headers
+        assert response.headers["content-type"].startswith("text/event-stream")
+        text = "".join(c.choices[0].delta.content or "" for c in response.parse() if c.choices)
+    assert text == "abc"
+
+
 def test_stream_helper_and_final_completion_see_the_hooks(is_async: bool) -> None:
     provider = FakeProvider([f"one {SECRET}"], chunk_size=100)
     wrapped = hw.wrap(provider.openai(async_=is_async), use=[redact, add_system])

@@ -565,8 +565,7 @@ class _Feed:
         self.events = events
 
     def iter_bytes(self, iterator: Iterator[bytes]) -> Iterator[Decoded]:
-        for event in self.events.outgoing():
-            yield Decoded(event)
+        return map(Decoded, self.events.outgoing())  # no generator of its own per event
 
     async def aiter_bytes(self, iterator: AsyncIterator[bytes]) -> AsyncIterator[Decoded]:
         async for event in self.events.outgoing():
@@ -692,7 +691,8 @@ async def _afeed(parsing: Any, http: Any) -> Any:
     return feed(await parsing, http)
 
 
-_DROPPED_HEADERS = ("content-length", "content-encoding", "transfer-encoding")
+# what no longer holds for a body hookwrap hands on (its bytes decoded, or made anew)
+_DROPPED_HEADERS = (b"content-length", b"content-encoding", b"transfer-encoding")
 
 
 class _CallIds:
@@ -958,9 +958,8 @@ class ApiClientAdapter(Adapter):
             status = 200
         else:
             request = original.request
-            headers = [
-                (k, v) for k, v in original.headers.items() if k.lower() not in _DROPPED_HEADERS
-            ]
+            # as received, byte for byte (a header sent twice stays two)
+            headers = [(k, v) for k, v in original.headers.raw if k.lower() not in _DROPPED_HEADERS]
             status = original.status_code
         made = module.Response(status, headers=headers, request=request, **body)
         if "stream" in body:  # timed when it closes, as httpx does (a weak reference: the
