@@ -349,7 +349,14 @@ class ModelEngine(_Shared):
         came; a stream's chunks either way."""
         adapter = self.adapter
         try:
-            native = _handed(adapter, request) if self.hands_over else adapter.invoke(request)
+            if self.hands_over:  # see `_handover`
+                token = _handover.set(current_var.get())
+                try:
+                    native = adapter.invoke(request)
+                finally:
+                    _handover.reset(token)
+            else:
+                native = adapter.invoke(request)
             call = request.raw
             if is_stream(native):
                 if not hasattr(native.__class__, "__next__"):
@@ -474,9 +481,11 @@ class ModelEngine(_Shared):
                 next(stream)
                 return self.adapter.stream_result(stream, call)
             ctx.phase = "after_model"
-            usage = self._usage(ctx, response, parent)
-            if usage is not None and self.usage:
-                call_all(self.usage, (usage,), ctx)
+            usage = None
+            if ctx._run is not None or self.usage:  # pyright: ignore[reportPrivateUsage]
+                usage = self._usage(ctx, response, parent)  # (else nothing counts it)
+                if usage is not None and self.usage:
+                    call_all(self.usage, (usage,), ctx)
             if self.after:
                 response = after_model(self.after, request, response, ctx)
             result = self.adapter.native(response, call)
@@ -715,9 +724,11 @@ class ModelEngine(_Shared):
                 await stream.asend(None)
                 return self.adapter.stream_result(stream, call)
             ctx.phase = "after_model"
-            usage = self._usage(ctx, response, parent)
-            if usage is not None and self.usage:
-                await call_all_async(self.usage, (usage,), ctx)
+            usage = None
+            if ctx._run is not None or self.usage:  # pyright: ignore[reportPrivateUsage]
+                usage = self._usage(ctx, response, parent)  # (else nothing counts it)
+                if usage is not None and self.usage:
+                    await call_all_async(self.usage, (usage,), ctx)
             if self.after:
                 response = await after_model_async(self.after, request, response, ctx)
             result = self.adapter.native(response, call)
@@ -913,15 +924,6 @@ def _handing() -> RunContext[Any] | None:
     """The current call if it is handing itself over to the target being called now."""
     parent = current_var.get()
     return parent if parent is not None and _handover.get() is parent else None
-
-
-def _handed(adapter: Adapter, request: ModelRequest) -> Any:
-    """`adapter.invoke(request)` for a target whose own hooks run as part of this call."""
-    token = _handover.set(current_var.get())
-    try:
-        return adapter.invoke(request)
-    finally:
-        _handover.reset(token)
 
 
 def _layer_of(ctx: RunContext[Any], parent: RunContext[Any]) -> bool:

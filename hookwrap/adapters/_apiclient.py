@@ -973,7 +973,8 @@ class ApiClientAdapter(Adapter):
         if ex.capture is not None:  # an outer layer parses it: it learns the retries too
             ex.capture.retries = ex.retries
             return http
-        process = _original_process(ex.client)
+        found: Any = ex.client.__class__._process_response  # the SDK's, if patched
+        process = getattr(found, "__hookwrap_original__", found)
         stream = call.kwargs["stream"]
         result = process(
             ex.client,
@@ -1012,11 +1013,6 @@ def _unsent_request(module: Any, client: Any, options: Any) -> Any:
 async def _async_of(items: Iterator[Any]) -> AsyncIterator[Any]:
     for item in items:
         yield item
-
-
-def _original_process(client: Any) -> Callable[..., Any]:
-    found: Any = client.__class__._process_response
-    return getattr(found, "__hookwrap_original__", found)  # type: ignore[no-any-return]
 
 
 class _HttpEvents:
