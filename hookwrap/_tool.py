@@ -21,7 +21,7 @@ from ._run import current_var
 from ._strict import is_union, json_text, strict, why_not
 from ._types import ToolCall, ToolSpec
 
-__all__ = ["ToolArgumentError", "ToolBinding", "schema_of"]
+__all__ = ["OnInstance", "ToolArgumentError", "ToolBinding", "schema_of"]
 
 
 class ToolArgumentError(ValueError):
@@ -196,6 +196,13 @@ def _bound_keywords(fn: Any) -> Iterator[str]:
         fn = fn.func
 
 
+def _in_class(fn: Any) -> bool:
+    """Whether `fn` was defined in a class body (its `cls` is a classmethod's class, not a
+    parameter of a function that happens to have that name)."""
+    owner = getattr(fn, "__qualname__", "").rpartition(".")[0].rpartition(".")[2]
+    return owner not in ("", "<locals>")
+
+
 def _doc_of(fn: Any, described_by: Any) -> str | None:
     """The docstring of the function behind `fn`, else (a callable object's) its class's."""
     own = None if isinstance(fn, functools.partial) else type(fn).__doc__
@@ -216,6 +223,17 @@ class _Direct:
         self.kwargs = kwargs
         self.arguments = arguments
         self.bound = bound
+
+
+class OnInstance:
+    """The `raw` of a model's call of a method tool read from an instance, one layer out
+    (`Bot().look.invoke(call)`): the arguments, structured, go to `method`, the tool read
+    from that instance, which runs the tool's hooks on it."""
+
+    __slots__ = ("method",)
+
+    def __init__(self, method: Callable[..., Any]) -> None:
+        self.method = method
 
 
 def bound_to(call: ToolCall) -> Any:
@@ -261,8 +279,9 @@ class ToolBinding:
             for p in sig.parameters.values()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         )
-        # a method: the instance it is called on is no argument (the schema leaves it out)
-        self.method = self.names[:1] == ("self",)
+        # a method: the instance (a classmethod's class) it is called on is no argument (the
+        # schema leaves it out)
+        self.method = self.names[:1] == ("self",) or (self.names[:1] == ("cls",) and _in_class(fn))
         self.positional_only = frozenset(
             p.name for p in sig.parameters.values() if p.kind is p.POSITIONAL_ONLY
         )
@@ -276,6 +295,8 @@ class ToolBinding:
         schemas = _Schemas()  # one document: a recursive class's `$defs` go at its root
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name in ("self", "ctx"):
+                continue
+            if self.method and p.name == self.names[0]:  # (a classmethod's `cls`)
                 continue
             if p.name in self.preset:
                 continue
@@ -376,7 +397,7 @@ class ToolBinding:
             and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
             and n not in arguments
             and n != "ctx"
-            and not (n == "self" and self.method)
+            and not (self.method and n == self.names[0])
         ]
         if missing:
             raise ToolArgumentError(
@@ -394,10 +415,12 @@ class ToolBinding:
                     return raw.fn(*raw.args, **raw.kwargs, ctx=current_var.get())
                 return raw.fn(*raw.args, **raw.kwargs)
             args, kwargs = self._split(call.arguments, raw.arguments)
-            if self.method and raw.args and "self" not in call.arguments:
+            if self.method and raw.args and self.names[0] not in call.arguments:
                 args.insert(0, raw.args[0])  # the instance the method was called on
             return raw.fn(*args, **kwargs)
         args, kwargs = self._split(call.arguments, None)  # from a model: JSON values
+        if isinstance(raw, OnInstance):
+            return raw.method(*args, **kwargs)
         return self.fn(*args, **kwargs)
 
 

@@ -17,7 +17,7 @@ from ._engine import ModelEngine, ToolEngine
 from ._explain import layers
 from ._hooks import describe
 from ._stack import Chain, Hook, flatten, refuse_tools_only
-from ._tool import ToolBinding
+from ._tool import OnInstance, ToolBinding
 from ._types import ToolCall, ToolSpec
 from .adapters.function import FunctionAdapter
 
@@ -179,7 +179,6 @@ class _BoundTool(_Bound, Generic[P, R]):
     def __init__(self, bound: Any, parent: Tool[Any, Any]) -> None:
         super().__init__(bound, parent)
         self._self_tool = parent
-        self._self_made: Tool[..., Any] | None = None  # `invoke`'s tool, made once
 
     if TYPE_CHECKING:
 
@@ -197,17 +196,18 @@ class _BoundTool(_Bound, Generic[P, R]):
 
     def invoke(self, call: ToolCall) -> Any:
         """`Tool.invoke`, on this instance."""
-        return self._made().invoke(call)
+        return _invoke(*self._on_instance(call, "invoke"))
 
     async def ainvoke(self, call: ToolCall) -> Any:
         """`Tool.ainvoke`, on this instance."""
-        return await self._made().ainvoke(call)
+        return await _ainvoke(*self._on_instance(call, "ainvoke"))
 
-    def _made(self) -> Tool[..., Any]:
-        made = self._self_made
-        if made is None:  # (reading a schema and signature: once per bound tool)
-            made = self._self_made = tool(self)
-        return made
+    def _on_instance(self, call: ToolCall, method: str) -> tuple[ToolEngine, ToolCall]:
+        """The engine of the tool's calls on an instance, and `call` made on this one."""
+        parent = self._self_tool
+        parent._check_call(call, method)  # pyright: ignore[reportPrivateUsage]
+        engine = parent._instance_engine(self)  # pyright: ignore[reportPrivateUsage]
+        return engine, call.replace(raw=OnInstance(self))
 
 
 class Wrapped(_Proxy):
@@ -285,6 +285,7 @@ class Tool(_Proxy, Generic[P, R]):
         if chain.hooks or binding.takes_ctx:  # `ctx` needs the run a hooked call opens
             runner = engine.acall if is_async else engine.call
         super().__init__(fn, runner, chain, engine, "tool")
+        self._self_on_instance: ToolEngine | None = None  # see `_instance_engine`
 
     if TYPE_CHECKING:
 
@@ -316,17 +317,29 @@ class Tool(_Proxy, Generic[P, R]):
         return self.spec.name
 
     def invoke(self, call: ToolCall) -> Any:
-        """Run a call the model made (JSON arguments are structured into the parameter types)."""
+        """Run a call the model made (JSON arguments are structured into the parameter types).
+        Of an `async def` tool, it gives the whole call to await, as calling the tool does."""
         self._check_call(call, "invoke")
-        return self._self_engine.run(call)
+        return _invoke(self._self_engine, call)
 
     async def ainvoke(self, call: ToolCall) -> Any:
         """`invoke` for async callers; a sync tool runs inline."""
         self._check_call(call, "ainvoke")
-        engine: ToolEngine = self._self_engine
-        if engine.is_async:
-            return await engine.arun(call)
-        return engine.run(call)
+        return await _ainvoke(self._self_engine, call)
+
+    def _instance_engine(self, bound: _BoundTool[..., Any]) -> ToolEngine:
+        """What `invoke` of this tool read from an instance runs (`bound` is one such read):
+        a layer without hooks that structures a model's JSON for the parameters after the
+        instance and passes them to the method on it (in `call.raw`), which runs this tool's
+        hooks. Read from `bound` once, it serves every instance and keeps none alive."""
+        engine: ToolEngine | None = self._self_on_instance
+        if engine is None:
+            binding = ToolBinding(bound, self.name, self.spec.description)
+            binding.fn = self  # (not `bound`, which holds its instance)
+            is_async: bool = self._self_engine.is_async
+            engine = ToolEngine(binding, Chain([]), is_async, self.name)
+            self._self_on_instance = engine
+        return engine
 
     def _check_call(self, call: object, method: str) -> None:
         """Refuse anything but a `ToolCall`, before the engine reads its `id`."""
@@ -339,6 +352,17 @@ class Tool(_Proxy, Generic[P, R]):
             f"(got {got}); call {self.name}.{method}(hw.ToolCall('call_1', {self.name!r}, "
             f"{arguments}))"
         )
+
+
+def _invoke(engine: ToolEngine, call: ToolCall) -> Any:
+    """`engine`'s run of a model's call: for an async tool, an awaitable of the whole call
+    (its hooks run when it is awaited, in the caller's event loop)."""
+    return engine.arun(call) if engine.is_async else engine.run(call)
+
+
+async def _ainvoke(engine: ToolEngine, call: ToolCall) -> Any:
+    """`_invoke` for async callers; a sync tool runs inline."""
+    return await engine.arun(call) if engine.is_async else engine.run(call)
 
 
 def fresh_hooks(target: Any, hooks: Sequence[Hook]) -> list[Hook]:
