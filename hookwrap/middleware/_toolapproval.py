@@ -2,33 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
+from .._agent import _as_tool  # pyright: ignore[reportPrivateUsage]
 from .._errors import Interrupt
 from .._hooks import Middleware, before_agent, before_tool
 from .._run import RunContext
 from .._types import AgentSetup, Skip, ToolCall
-from .._wrap import Tool
 from ._shared import AFTER_OTHERS, check_tool_names
 
 __all__ = ["ToolApproval"]
 
 
 def _names(value: object) -> frozenset[str]:
-    # A Tool proxies its function's attributes, so it passes for an Iterable: refuse it here.
-    given: object = value  # not narrowed to a Tool of unknown parameters, for type()
-    single = isinstance(value, (str, Tool))
+    # A tool proxies its function's attributes, so it passes for an Iterable: refuse it here.
+    single = isinstance(value, str) or callable(value)
     if single or isinstance(value, bytes) or not isinstance(value, Iterable):
         hint = "; put a single tool in a list: allowed_tools=[tool]" if single else ""
         raise TypeError(
             "ToolApproval(allowed_tools=...) expects a list of tool names or tools "
-            f"(got {type(given).__name__}: {given!r:.80}){hint}"
+            f"(got {type(value).__name__}: {value!r:.80}){hint}"
         )
     names: set[str] = set()
     for item in cast("Iterable[object]", value):
-        if isinstance(item, Tool):
-            names.add(cast("Tool[..., Any]", item).name)
+        if callable(item):  # what the agent takes as a tool, named as the agent names it
+            names.add(_as_tool(item, "ToolApproval(allowed_tools=...)").name)
         elif isinstance(item, str) and item:
             names.add(item)
         elif isinstance(item, str):
@@ -55,7 +54,7 @@ class ToolApproval(Middleware):
     name = "ToolApproval"
     priority = 100  # before other tool hooks: nothing runs for a call not yet approved
 
-    def __init__(self, *, allowed_tools: Iterable[str | Tool[..., Any]] = ()) -> None:
+    def __init__(self, *, allowed_tools: Iterable[str | Callable[..., Any]] = ()) -> None:
         self.allowed_tools = _names(allowed_tools)
 
     def __repr__(self) -> str:

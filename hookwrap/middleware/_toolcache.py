@@ -7,14 +7,14 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any, cast
 
+from .._agent import _as_tool  # pyright: ignore[reportPrivateUsage]
 from .._errors import check_int
 from .._hooks import Middleware, async_twin, before_agent, wrap_tool
 from .._tool import bound_to
 from .._types import AgentSetup, ToolCall
-from .._wrap import Tool
 from ..stores._base import Store, check_store, check_ttl
 from ._shared import AFTER_OTHERS, check_tool_names
 
@@ -133,20 +133,19 @@ def _failed(action: str, key: str, exc: Exception) -> Any:
 
 
 def _tool_names(tools: object) -> frozenset[str] | None:
-    expected = "ToolCache(tools=...) expects None or a collection of tool names (str) or Tools"
+    expected = "ToolCache(tools=...) expects None or a collection of tool names (str) or tools"
     if tools is None:
         return None
-    # A Tool proxies its function's attributes, so it passes for a Collection: refuse it here.
-    given: object = tools  # not narrowed to a Tool of unknown parameters, for type()
-    single = isinstance(tools, (str, Tool))
+    # A tool proxies its function's attributes, so it passes for a Collection: refuse it here.
+    single = isinstance(tools, str) or callable(tools)
     if single or isinstance(tools, bytes) or not isinstance(tools, Collection):
         hint = "; put a single tool in a list: tools=[tool]" if single else ""
-        raise TypeError(f"{expected} (got {type(given).__name__}: {given!r:.80}){hint}")
+        raise TypeError(f"{expected} (got {type(tools).__name__}: {tools!r:.80}){hint}")
     items = cast("Collection[object]", tools)
     names: set[str] = set()
     for item in items:
-        if isinstance(item, Tool):
-            names.add(cast("Tool[..., Any]", item).name)
+        if callable(item):  # what the agent takes as a tool, named as the agent names it
+            names.add(_as_tool(item, "ToolCache(tools=...)").name)
         elif isinstance(item, str):
             names.add(item)
         else:
@@ -174,7 +173,8 @@ class ToolCache(Middleware):
         ttl: seconds a result stays fresh; `None`: until evicted.
         max_size: entries the in-memory cache holds before it evicts the least recently
             used; does not apply to a `store`.
-        tools: names (or `Tool`s) of the tools to cache; `None`: every tool.
+        tools: names of the tools to cache, or the tools (anything `hw.Agent(tools=...)`
+            takes: a tool method read from an instance too); `None`: every tool.
     """
 
     name = "ToolCache"
@@ -185,7 +185,7 @@ class ToolCache(Middleware):
         store: Store | None = None,
         ttl: float | None = None,
         max_size: int = 100,
-        tools: Collection[str | Tool[..., Any]] | None = None,
+        tools: Collection[str | Callable[..., Any]] | None = None,
     ) -> None:
         check_store("ToolCache(store=...)", store)
         try:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
+from .._agent import _as_tool  # pyright: ignore[reportPrivateUsage]
 from .._convert import message_from
 from .._hooks import Middleware, before_model
 from .._tool import ToolArgumentError
@@ -29,17 +30,16 @@ _DESCRIPTION = (
 _EXPECTED = "ToolSearch(dynamic_tools=...) expects a non-empty list of hw.Tool or hw.ToolSpec"
 
 
-def _spec_of(item: object, index: int) -> ToolSpec:
-    if isinstance(item, Tool):
-        spec = cast("Tool[..., Any]", item).spec
-    elif isinstance(item, ToolSpec):
-        spec = item
+def _dynamic(item: object, index: int) -> Tool[..., Any] | ToolSpec:
+    """`item` as a `ToolSpec`, or as the `Tool` an agent makes of it (anything
+    `hw.Agent(tools=...)` takes: a tool method read from an instance, a plain function)."""
+    if isinstance(item, ToolSpec):
+        found: Tool[..., Any] | ToolSpec = item
+    elif callable(item):
+        found = _as_tool(item, "ToolSearch(dynamic_tools=...)")
     else:
-        hint = "; make a function a tool with hw.tool(fn)" if callable(item) else ""
-        raise TypeError(
-            f"{_EXPECTED} (got {type(item).__name__}: {item!r:.80} at index {index}){hint}"
-        )
-    name: object = spec.name
+        raise TypeError(f"{_EXPECTED} (got {type(item).__name__}: {item!r:.80} at index {index})")
+    name: object = _spec(found).name
     if not isinstance(name, str) or not name:
         raise ValueError(f"{_EXPECTED} with names (got the name {name!r} at index {index})")
     if name == SEARCH_TOOL:
@@ -47,7 +47,11 @@ def _spec_of(item: object, index: int) -> ToolSpec:
             f"{_EXPECTED} (got a tool named {SEARCH_TOOL!r} at index {index}: that name is "
             "ToolSearch's own tool)"
         )
-    return spec
+    return found
+
+
+def _spec(item: Tool[..., Any] | ToolSpec) -> ToolSpec:
+    return item if isinstance(item, ToolSpec) else item.spec
 
 
 def _selected_in(message: Message) -> list[str]:
@@ -75,33 +79,37 @@ class ToolSearch(Middleware):
     results still in the history are added (if missing), the other dynamic tools removed.
     Selections accumulate over several searches and vanish when the history is trimmed.
 
-    `tools` holds `tool_search` and the dynamic tools given as `hw.Tool`s, so that an agent
-    can run them once the model calls them; the model sees them only once selected.
+    `tools` holds `tool_search` and the dynamic tools given as tools, so that an agent can
+    run them once the model calls them; the model sees them only once selected.
 
     Args:
-        dynamic_tools: the tools to hide, as `hw.Tool`s (from `hw.tool`) or `hw.ToolSpec`s
-            (for tools run elsewhere); names must be unique.
+        dynamic_tools: the tools to hide: anything `hw.Agent(tools=...)` takes as a tool
+            (an `hw.Tool`, a tool method read from an instance, a plain function, each
+            kept as the `hw.Tool` the agent would make of it) or `hw.ToolSpec`s (for tools
+            run elsewhere); names must be unique.
     """
 
-    def __init__(self, *, dynamic_tools: Sequence[Tool[..., Any] | ToolSpec]) -> None:
+    def __init__(self, *, dynamic_tools: Sequence[Callable[..., Any] | ToolSpec]) -> None:
         if not isinstance(dynamic_tools, (list, tuple)):
-            single = isinstance(dynamic_tools, (Tool, ToolSpec))
+            single = isinstance(dynamic_tools, ToolSpec) or callable(dynamic_tools)
             hint = "; put a single tool in a list: dynamic_tools=[tool]" if single else ""
             raise TypeError(
                 f"{_EXPECTED} (got {type(dynamic_tools).__name__}: {dynamic_tools!r:.80}){hint}"
             )
         if not dynamic_tools:
             raise ValueError(f"{_EXPECTED} (got an empty {type(dynamic_tools).__name__})")
+        found: list[Tool[..., Any] | ToolSpec] = []
         specs: dict[str, ToolSpec] = {}
         for index, item in enumerate(cast("Sequence[object]", dynamic_tools)):
-            spec = _spec_of(item, index)
+            found.append(_dynamic(item, index))
+            spec = _spec(found[-1])
             if spec.name in specs:
                 raise ValueError(
                     f"{_EXPECTED} with unique names (got {spec.name!r} twice, the second "
                     f"at index {index})"
                 )
             specs[spec.name] = spec
-        self.dynamic_tools: tuple[Tool[..., Any] | ToolSpec, ...] = tuple(dynamic_tools)
+        self.dynamic_tools: tuple[Tool[..., Any] | ToolSpec, ...] = tuple(found)
         self._specs = specs
         self.search_tool: Tool[[str], dict[str, list[str]]] = tool(
             self.search, name=SEARCH_TOOL, description=_DESCRIPTION
