@@ -7,7 +7,7 @@ import sys
 from typing import Any, Literal
 
 from ._hooks import KINDS
-from ._stack import MODEL_KINDS, RUN_KINDS, TOOL_KINDS, Chain, Hook
+from ._stack import MODEL_KINDS, RUN_KINDS, TERMINAL_KINDS, TOOL_KINDS, Chain, Hook
 
 __all__ = ["explain"]
 
@@ -34,6 +34,9 @@ assert set(_ORDER) == set(KINDS)
 _MODEL_STAGES = frozenset((*MODEL_KINDS, *RUN_KINDS))
 _TOOL_STAGES = frozenset((*TOOL_KINDS, *RUN_KINDS))
 
+# stage, step, hook, layer, and where it runs ("layer 1", "tool add"; "" when plain)
+Row = tuple[str, int, Hook, int, str]
+
 
 def _is_tool(target: Any) -> bool:
     from ._engine import ToolEngine
@@ -45,12 +48,9 @@ def _is_tool(target: Any) -> bool:
     return isinstance(engine, ToolEngine)
 
 
-def _agent_chain(target: Any) -> Chain | None:
+def _is_agent(target: Any) -> bool:
     agent = sys.modules.get("hookwrap._agent")
-    if agent is None or not isinstance(target, agent.Agent):
-        return None
-    chain: Chain = target._chain  # pyright: ignore[reportPrivateUsage]
-    return chain
+    return agent is not None and isinstance(target, agent.Agent)
 
 
 def layers(target: Any) -> list[Chain]:
@@ -128,7 +128,7 @@ def _relabelled(hook: Hook, origin: str) -> Hook:
     )
 
 
-def _rows(chains: list[Chain], tool: bool = False) -> list[tuple[str, int, Hook, int]]:
+def _rows(chains: list[Chain], tool: bool = False) -> list[Row]:
     """Every hook of every layer, in the order a call runs them.
 
     A wrapper's whole target, inner layers included (their `on_start` hooks too), runs
@@ -146,7 +146,7 @@ def _rows(chains: list[Chain], tool: bool = False) -> list[tuple[str, int, Hook,
             plan.extend((kind, [(depth, chain)]) for kind in outward)
     plan.extend(("after_agent", [(depth, chain)]) for depth, chain in layers[::-1])
     plan.extend((kind, layers) for kind in ("on_finish", "on_error", "on_abort"))
-    rows: list[tuple[str, int, Hook, int]] = []
+    rows: list[Row] = []
     steps: dict[str, int] = {}
     for kind, where in plan:
         found = [(hook, depth) for depth, chain in where for hook in chain[kind]]
@@ -154,36 +154,106 @@ def _rows(chains: list[Chain], tool: bool = False) -> list[tuple[str, int, Hook,
             found.sort(key=lambda item: -item[0].priority)
         for hook, depth in found:
             steps[kind] = steps.get(kind, 0) + 1
-            rows.append((kind, steps[kind], hook, depth))
+            rows.append(
+                (kind, steps[kind], hook, depth, f"layer {depth}" if len(chains) > 1 else "")
+            )
     return rows
+
+
+def _agent_rows(agent: Any) -> tuple[list[Row], list[tuple[str, list[Row]]], list[Row]]:
+    """An agent's rows before its tool calls, those of its tool calls (`(tool, rows)`), and
+    those after.
+
+    A tool with hooks of its own has a section of its own: the rows of one call of it. The
+    agent's `wrap_tool` onion calls in to the whole tool, so the tool's hooks (its
+    `on_start` too, at its first call) run inside the agent's tool hooks. One more section
+    holds the agent's tool hooks for the other tools. A hook the tool has already, or the
+    run has already joined, runs once, where it is first (see `_Runner`, `RunState.join`).
+    """
+    from ._wrap import fresh_hooks
+
+    chain: Chain = agent._chain
+    rows = _rows([chain])
+    around = [hook for hook in chain.hooks if hook.spec.kind in TOOL_KINDS]
+    # the run's lifecycle hooks, in the order they join it, and where they come from
+    joined = [hook for hook in chain.hooks if hook.spec.kind in RUN_KINDS]
+    origins = [""] * len(joined)
+    calls: list[tuple[str, list[Row]]] = []
+    for tool in agent.tools:
+        name: str = tool.name
+        # (a layer without hooks: `hw.Agent` made a tool method read from an instance a tool)
+        found = [layer for layer in layers(tool) if layer.hooks]
+
+        def where(depth: int, name: str = name, many: bool = len(found) > 1) -> str:
+            if depth == 0:
+                return f"calling {name}"
+            return f"tool {name}, layer {depth - 1}" if many else f"tool {name}"
+
+        own: list[Chain] = []
+        for depth, layer in enumerate(found, 1):
+            own.append(
+                Chain(h for h in layer.hooks if h.spec.kind not in RUN_KINDS or h not in joined)
+            )
+            for hook in own[-1].hooks:
+                if hook.spec.kind in RUN_KINDS:
+                    joined.append(hook)
+                    origins.append(where(depth))
+        started = len(chain["on_start"])  # the run's `on_start` steps count on
+        section = [
+            (kind, step + started if kind == "on_start" else step, hook, depth, where(depth))
+            for kind, step, hook, depth, _ in _rows([Chain(fresh_hooks(tool, around)), *own], True)
+            if kind in (*TOOL_KINDS, "on_start")
+        ]
+        if any(row[3] for row in section):
+            calls.append((name, section))
+    if len(calls) < len(agent.tools) or not calls:
+        other = "calling other tools" if calls else ""
+        rest = [
+            (kind, step, hook, depth, other)
+            for kind, step, hook, depth, _ in _rows([Chain(around)], True)
+            if kind in TOOL_KINDS
+        ]
+        if rest:
+            calls.append(("other tools" if calls else "tool", rest))
+    before = [row for row in rows if row[0] not in (*TOOL_KINDS, "after_agent", *TERMINAL_KINDS)]
+    after = [row for row in rows if row[0] == "after_agent"]
+    for kind in TERMINAL_KINDS:  # one run: they run by priority, in the order they joined it
+        ends = [
+            (hook, at) for hook, at in zip(joined, origins, strict=True) if hook.spec.kind == kind
+        ]
+        ends.sort(key=lambda end: -end[0].priority)
+        after += [(kind, step, hook, 0, at) for step, (hook, at) in enumerate(ends, 1)]
+    return before, calls, after
 
 
 def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
     """A table (or a Mermaid diagram) of every stage and its hooks in execution order.
 
-    Columns: stage, step, hook, priority, origin (and layer, when wrapped more than once).
+    Columns: stage, step, hook, priority, origin, notes (the layer, when wrapped more than
+    once; for an agent, which tool's calls a tool stage's hooks run in).
     """
     tool = _is_tool(target)
-    agent = _agent_chain(target)
-    if agent is not None:  # its hooks run around its run, model calls and tool calls
-        chains, runs = [agent], frozenset(KINDS)
+    if _is_agent(target):  # its hooks run around its run, model calls and tool calls
+        before, calls, after = _agent_rows(target)
+        rows = before + [row for _, section in calls for row in section] + after
     else:
         chains = layers(target)
         if not tool:
             chains += _patched(target)
+        if not chains:
+            raise TypeError(
+                f"hw.explain expects a target wrapped by hookwrap or an hw.Agent (got {target!r})"
+            )
         # a middleware may carry hooks for stages this target never has: those are not shown
         runs = _TOOL_STAGES if tool else _MODEL_STAGES
-    if not chains:
-        raise TypeError(
-            f"hw.explain expects a target wrapped by hookwrap or an hw.Agent (got {target!r})"
-        )
-    rows = [row for row in _rows(chains, tool) if row[0] in runs]
+        rows = [row for row in _rows(chains, tool) if row[0] in runs]
+        before, calls, after = ([], [("tool", rows)], []) if tool else (rows, [], [])
     if format == "mermaid":
-        return _mermaid(rows, len(chains))
+        return _mermaid(before, calls, after)
     if format != "text":
         raise ValueError(f"explain(format=...) is 'text' or 'mermaid' (got {format!r})")
     table = [("stage", "step", "hook", "priority", "origin", "notes")]
-    for kind, step, hook, depth in rows:
+    for kind, step, hook, _depth, where in rows:
         notes: list[str] = []
         if hook.spec.form == "generator":
             notes.append("generator")
@@ -195,8 +265,8 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
             notes.append("continue-on-error")
         if hook.continue_on_response:
             notes.append("continue-on-response")
-        if len(chains) > 1:
-            notes.append(f"layer {depth}")
+        if where:
+            notes.append(where)
         table.append(
             (kind, str(step), hook.spec.name, str(hook.priority), hook.origin, ", ".join(notes))
         )
@@ -214,78 +284,89 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
 _OPENING = frozenset(("on_start", "before_agent", "on_iteration"))
 _INWARD = frozenset(("before_model", "wrap_model", "before_tool", "wrap_tool"))
 _OUTWARD = frozenset(("on_chunk", "on_usage", "after_model", "after_tool"))
-_AROUND = {"model": frozenset(MODEL_KINDS), "tool": frozenset(TOOL_KINDS)}
 _ENDS = {"on_finish": '-->|"finished"|', "on_error": '-.->|"error"|', "on_abort": '-.->|"aborted"|'}
 
 
-def _mermaid(rows: list[tuple[str, int, Hook, int]], layers: int) -> str:
+# a node of the diagram: the id and title of its subgraph, its label and its shape
+_Step = tuple[str, str, str, str]
+
+
+def _mermaid(before: list[Row], calls: list[tuple[str, list[Row]]], after: list[Row]) -> str:
     """A flowchart: hooks linked in the order they run, in a subgraph per stage (and layer,
-    when wrapped more than once). The onion is drawn going in (first `wrap_*` hook
-    outermost), through the model or tool, and back out, each layer's whole target where
-    its onion calls in; the terminal stages branch off the end, one of them per run.
-    """
-    # (stage, layer, label, shape) in the order a call runs them
-    steps: list[tuple[str, int, str, str]] = []
-
-    def add(kind: str, depth: int, hook: Hook) -> None:
-        steps.append((kind, depth, _label(hook), "[]"))
-
-    targets = [t for t in ("model", "tool") if any(row[0] in _AROUND[t] for row in rows)]
-    # an agent's hooks go around its model calls, then its tool calls, a box for each
-    for target in targets or ["model"]:
-        inward = [row for row in rows if row[0] in _INWARD and row[0] in _AROUND[target]]
-        outward = [row for row in rows if row[0] in _OUTWARD and row[0] in _AROUND[target]]
-        going_in = [row for row in rows if row[0] in _OPENING or row in inward]
-        if target == "tool" and len(targets) > 1:
-            going_in = inward  # the opening stages were drawn before the model's
-        for kind, _step, hook, depth in going_in:  # in the order they run, layer by layer
-            add(kind, depth, hook)
-        if not (inward or outward):
-            continue
-        wrap = f"wrap_{target}"
-        if going_in and going_in[-1][0] == wrap:  # in the innermost onion, or a box of its own
-            steps.append((wrap, going_in[-1][3], target, "()"))
-        else:
-            steps.append(("call", 0, target, "()"))
-        for depth in reversed(range(layers)):  # back out, the innermost layer first
-            for kind, _step, hook, at in reversed(inward):
-                if kind == wrap and at == depth:
-                    steps.append((kind, depth, f"{hook.spec.name} returns", "[]"))
-            for kind, _step, hook, at in outward:
-                if at == depth:
-                    add(kind, depth, hook)
-    for kind, _step, hook, depth in rows:
-        if kind == "after_agent":
-            add(kind, depth, hook)
-
+    when wrapped more than once). The rows `before` lead to the model, if they have model
+    stages; then the path branches to the `calls` of tools, one branch each, which join
+    again for the rows `after`. The terminal stages branch off the end, one of them per
+    run."""
     out = ["flowchart TD", '    start(["call"])']
-    names = ["start"]
+    edges: list[str] = []
     used: dict[str, int] = {}
-    for (kind, depth), group in itertools.groupby(steps, key=lambda step: step[:2]):
-        ident = kind if layers == 1 else f"{kind}_{depth}"
-        used[ident] = used.get(ident, 0) + 1
-        if used[ident] > 1:  # an outer layer's onion, going back out
-            ident = f"{ident}_{used[ident]}"
-        steps_of = list(group)
-        called = steps_of[0][2]  # the model or the tool, in a box of its own
-        title = called if kind == "call" else kind if layers == 1 else f"{kind} (layer {depth})"
-        out.append(f'    subgraph {f"{called}_call" if kind == "call" else ident}["{title}"]')
-        for _kind, _depth, label, shape in steps_of:
-            names.append(_node(out, len(names), label, shape))
-        out.append("    end")
-    edges = [f"    {a} --> {b}" for a, b in itertools.pairwise(names)]
-    end = names[-1]
+    nodes = [0]
+
+    def draw(steps: list[_Step], ends: list[str]) -> list[str]:
+        """`steps` linked from each of `ends`; the new ends."""
+        for (ident, title), group in itertools.groupby(steps, key=lambda step: step[:2]):
+            used[ident] = used.get(ident, 0) + 1
+            if used[ident] > 1:  # an outer layer's onion, going back out; another tool
+                ident = f"{ident}_{used[ident]}"
+            out.append(f'    subgraph {ident}["{title}"]')
+            for _ident, _title, label, shape in group:
+                nodes[0] += 1
+                node = _node(out, nodes[0], label, shape)
+                edges.extend(f"    {end} --> {node}" for end in ends)
+                ends = [node]
+            out.append("    end")
+        return ends
+
+    ends = draw(_onion(before, "model", "model"), ["start"])
+    if calls:
+        ends = [end for called, rows in calls for end in draw(_onion(rows, "tool", called), ends)]
+    ends = draw([_step(row, _label(row[2])) for row in after if row[0] == "after_agent"], ends)
     for kind, arrow in _ENDS.items():  # one of them ends each run
-        hooks = [row[2] for row in rows if row[0] == kind]
+        hooks = [row[2] for rows in (before, *(rows for _, rows in calls), after) for row in rows]
+        hooks = [hook for hook in hooks if hook.spec.kind == kind]
         if not hooks:
             continue
         out.append(f'    subgraph {kind}["{kind}"]')
-        chain = [_node(out, len(names) + i, _label(hook)) for i, hook in enumerate(hooks)]
-        names += chain
+        chain = [_node(out, nodes[0] + i, _label(hook)) for i, hook in enumerate(hooks, 1)]
+        nodes[0] += len(chain)
         out.append("    end")
-        edges.append(f"    {end} {arrow} {chain[0]}")
+        edges.extend(f"    {end} {arrow} {chain[0]}" for end in ends)
         edges += [f"    {a} --> {b}" for a, b in itertools.pairwise(chain)]
     return "\n".join(out + edges)
+
+
+def _step(row: Row, label: str, shape: str = "[]") -> _Step:
+    """A node in the subgraph of `row`'s stage (and layer, or tool)."""
+    kind, _n, _hook, depth, where = row
+    if not where:
+        return (kind, kind, label, shape)
+    return (f"{kind}_{depth}", f"{kind} ({where})", label, shape)
+
+
+def _onion(rows: list[Row], target: str, called: str) -> list[_Step]:
+    """The way through `rows` to the model or a tool (`target`, shown as `called`) and
+    back: the onion drawn going in (first `wrap_*` hook outermost), each layer's whole
+    target where its onion calls in, and back out, the innermost layer first."""
+    around = frozenset(MODEL_KINDS if target == "model" else TOOL_KINDS)
+    inward = [row for row in rows if row[0] in _INWARD and row[0] in around]
+    outward = [row for row in rows if row[0] in _OUTWARD and row[0] in around]
+    going_in = [row for row in rows if row[0] in _OPENING or row in inward]
+    steps = [_step(row, _label(row[2])) for row in going_in]  # in the order they run
+    if not (inward or outward):
+        return steps
+    wrap = f"wrap_{target}"
+    if going_in and going_in[-1][0] == wrap:  # in the innermost onion, or a box of its own
+        steps.append(_step(going_in[-1], called, "()"))
+    else:
+        steps.append((f"{target}_call", called, called, "()"))
+    for depth in reversed(range(1 + max(row[3] for row in rows))):
+        steps += [
+            _step(row, f"{row[2].spec.name} returns")
+            for row in reversed(inward)
+            if row[0] == wrap and row[3] == depth
+        ]
+        steps += [_step(row, _label(row[2])) for row in outward if row[3] == depth]
+    return steps
 
 
 def _label(hook: Hook) -> str:
