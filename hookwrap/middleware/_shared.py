@@ -10,9 +10,9 @@ from collections.abc import AsyncIterator, Callable, Collection, Iterator, Seque
 from typing import Any, cast
 
 from .._types import AgentSetup
-from .._wrap import Tool
+from .._wrap import Tool, _BoundTool  # pyright: ignore[reportPrivateUsage]
 
-__all__ = ["AFTER_OTHERS", "aprimed", "check_tool_names", "error_matcher", "primed"]
+__all__ = ["AFTER_OTHERS", "aprimed", "check_tool_names", "error_matcher", "primed", "tool_name"]
 
 #: The priority of the `before_agent` hooks that check tool names: after every other
 #: `before_agent` hook, since those may still add or remove tools.
@@ -24,9 +24,7 @@ def check_tool_names(argument: str, names: Collection[str], setup: AgentSetup) -
     none of the agent's tools: what the middleware does for them would never happen, and
     nothing else would say so. Every tool the agent can run is in `setup.tools`, those a
     middleware provides (`ToolSearch`'s hidden ones too) included."""
-    tools = sorted(
-        {t.name if isinstance(t, Tool) else getattr(t, "__name__", "") for t in setup.tools}
-    )
+    tools = sorted({tool_name(t) for t in setup.tools})
     unknown = sorted(set(names).difference(tools))
     if not unknown:
         return
@@ -40,6 +38,14 @@ def check_tool_names(argument: str, names: Collection[str], setup: AgentSetup) -
         f"have: {', '.join(guesses)}; expected names of its tools: {', '.join(tools) or 'none'}"
         f" (a {owner} serving several agents may only name tools each of them has)"
     )
+
+
+def tool_name(item: object) -> str:
+    """The name the agent gives `item` of `setup.tools`, without making it a tool: a tool's
+    own (one read from an instance, `Bot().look`, too), else its function's `__name__`."""
+    if isinstance(item, (Tool, _BoundTool)):
+        return item.name
+    return str(getattr(item, "__name__", ""))
 
 
 def error_matcher(

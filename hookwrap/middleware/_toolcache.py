@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import threading
@@ -13,10 +14,11 @@ from typing import Any, cast
 from .._agent import _as_tool  # pyright: ignore[reportPrivateUsage]
 from .._errors import check_int
 from .._hooks import Middleware, async_twin, before_agent, wrap_tool
+from .._run import RunContext, RunState
 from .._tool import bound_to
 from .._types import AgentSetup, ToolCall
 from ..stores._base import Store, check_store, check_ttl
-from ._shared import AFTER_OTHERS, check_tool_names
+from ._shared import AFTER_OTHERS, check_tool_names, tool_name
 
 __all__ = ["ToolCache"]
 
@@ -161,10 +163,10 @@ class ToolCache(Middleware):
     The key is the tool's name and its arguments as canonical JSON (sorted keys, no
     spaces), so the order of the arguments does not matter. A call whose arguments are not
     JSON data goes through uncached; so do a tool not named in `tools` and a tool made of a
-    method (its answer may depend on the instance it is called on). Errors are never
-    cached. A hit skips the tool and every hook inside `ToolCache` in the onion. In an
-    `hw.Agent`, a name in `tools` that is none of the agent's tools is a `ValueError` when
-    the agent starts.
+    method (its answer may depend on the instance it is called on), called directly or by
+    an agent's model. Errors are never cached. A hit skips the tool and every hook inside
+    `ToolCache` in the onion. In an `hw.Agent`, a name in `tools` that is none of the
+    agent's tools is a `ValueError` when the agent starts.
 
     Args:
         store: a `hookwrap.stores` store to keep results in, shared by every process using
@@ -200,6 +202,8 @@ class ToolCache(Middleware):
         self._cache: _Memory | _Shared = (
             _Memory(max_size, seconds) if store is None else _Shared(store, seconds)
         )
+        # agent run -> the names of its tools made of methods, while it runs (see `check_tools`)
+        self._methods: dict[RunState, frozenset[str]] = {}
 
     def __repr__(self) -> str:
         where = "memory" if self.store is None else repr(self.store)
@@ -220,8 +224,15 @@ class ToolCache(Middleware):
             return None
         return f"{call.name}:{arguments}"
 
-    async def _acached(self, call: ToolCall, call_next: Any) -> Any:
-        key = self.key(call)
+    def _run_key(self, call: ToolCall, ctx: RunContext[Any]) -> str | None:
+        """`key`, or `None` for a call of a tool the agent running it made of a method: the
+        model's call carries no instance for `key` to see."""
+        if self._methods and call.name in self._methods.get(ctx.run, ()):
+            return None
+        return self.key(call)
+
+    async def _acached(self, call: ToolCall, call_next: Any, ctx: RunContext[Any]) -> Any:
+        key = self._run_key(call, ctx)
         if key is None:
             return await call_next(call)
         found = await self._cache.aget(key)
@@ -233,9 +244,9 @@ class ToolCache(Middleware):
 
     @wrap_tool
     @async_twin(_acached)
-    def cached(self, call: ToolCall, call_next: Any) -> Any:
+    def cached(self, call: ToolCall, call_next: Any, ctx: RunContext[Any]) -> Any:
         """Return the cached result of this call, or call the tool and cache what it returns."""
-        key = self.key(call)
+        key = self._run_key(call, ctx)
         if key is None:
             return call_next(call)
         found = self._cache.get(key)
@@ -246,8 +257,14 @@ class ToolCache(Middleware):
         return result
 
     @before_agent(priority=AFTER_OTHERS)
-    def check_tools(self, setup: AgentSetup) -> None:
+    def check_tools(self, setup: AgentSetup, ctx: RunContext[Any]) -> None:
         """Refuse, as the agent starts, a name in `tools` that is none of its tools (a typo):
-        it would never be cached."""
+        it would never be cached. Note, until the run ends, which of its tools are made of
+        methods (read from an instance): their calls go uncached, as direct calls do."""
         if self.cached_tools is not None:
             check_tool_names("ToolCache(tools=...)", self.cached_tools, setup)
+        methods = frozenset(tool_name(t) for t in setup.tools if inspect.ismethod(t))
+        if methods:
+            run = ctx.run
+            self._methods[run] = methods
+            ctx.defer(lambda: self._methods.pop(run, None))
