@@ -170,7 +170,7 @@ def _agent_rows(agent: Any) -> tuple[list[Row], list[tuple[str, list[Row]]], lis
     holds the agent's tool hooks for the other tools. A hook the tool has already, or the
     run has already joined, runs once, where it is first (see `_Runner`, `RunState.join`).
     """
-    from ._wrap import fresh_hooks
+    from ._wrap import _BoundTool, fresh_hooks  # pyright: ignore[reportPrivateUsage]
 
     chain: Chain = agent._chain
     rows = _rows([chain])
@@ -181,8 +181,11 @@ def _agent_rows(agent: Any) -> tuple[list[Row], list[tuple[str, list[Row]]], lis
     calls: list[tuple[str, list[Row]]] = []
     for tool in agent.tools:
         name: str = tool.name
-        # (a layer without hooks: `hw.Agent` made a tool method read from an instance a tool)
-        found = [layer for layer in layers(tool) if layer.hooks]
+        # numbered as `hw.explain(tool)` numbers them, but for the layer without hooks that
+        # `hw.Agent` puts around a tool method read from an instance (`Bot().look`)
+        found = layers(tool)
+        if not found[0].hooks and isinstance(tool.__wrapped__, _BoundTool):
+            found = found[1:]
 
         def where(depth: int, name: str = name, many: bool = len(found) > 1) -> str:
             if depth == 0:

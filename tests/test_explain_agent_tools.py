@@ -307,3 +307,41 @@ def test_the_pages_example_of_a_tools_own_hooks_prints_what_it_shows() -> None:
     with contextlib.redirect_stdout(out):
         exec(compile(program[1], "app.py", "exec"), namespace)
     assert out.getvalue() == shown[1]
+
+
+def test_a_tools_layers_are_numbered_as_its_own_explanation_numbers_them() -> None:
+    def numbers(text: str) -> list[tuple[str, str]]:
+        """`(hook, layer N)` of each row noting a layer."""
+        rows = table(text)
+        return [(hook, m[0]) for _, _, hook, notes in rows if (m := re.search(r"layer \d+", notes))]
+
+    guard = recorder([], "before_tool", "guard")
+    check = recorder([], "before_tool", "check")
+
+    @hw.tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    class Bot:
+        @hw.tool(use=[recorder([], "before_tool", "look_own")])
+        def look(self, q: str) -> str:
+            """Look something up."""
+            return q
+
+    def echo(text: str) -> str:
+        """Echo a text."""
+        return text
+
+    checked = hw.tool(add, use=[check])  # around a layer without hooks
+    three = hw.tool(hw.tool(hw.tool(echo, use=[check])), use=[guard])
+    looked = hw.tool(Bot().look, use=[guard], name="looked")  # a tool method, wrapped again
+    for tool, expected in [
+        (checked, [("check", "layer 0")]),
+        (three, [("guard", "layer 0"), ("check", "layer 2")]),
+        (looked, [("guard", "layer 0"), ("look_own", "layer 1")]),
+        (Bot().look, []),
+    ]:
+        assert numbers(hw.explain(tool)) == expected
+        agent = hw.Agent(calling(), tools=[tool])
+        assert numbers(hw.explain(agent)) == expected

@@ -5,6 +5,8 @@ take whatever `hw.Agent(tools=...)` takes as a tool: a tool method read from an 
 from __future__ import annotations
 
 import asyncio
+import enum
+import functools
 import json
 from typing import Any
 
@@ -77,6 +79,22 @@ def test_a_bound_tool_or_a_plain_function_is_named_by_its_tool() -> None:
     search = ToolSearch(dynamic_tools=[bot.look, count])
     assert [t.name for t in search.tools] == ["tool_search", "peek", "count"]
     assert all(isinstance(t, hw.Tool) for t in search.dynamic_tools)
+
+
+class Named(str, enum.Enum):
+    """Tool names kept in an Enum: the class is a collection of names."""
+
+    PEEK = "peek"
+    COUNT = "count"
+
+
+def test_an_enum_class_of_tool_names_is_a_collection_not_a_single_tool() -> None:
+    assert ToolApproval(allowed_tools=Named).allowed_tools == frozenset({"peek", "count"})
+    assert ToolCache(tools=Named).cached_tools == frozenset({"peek", "count"})
+    model = Script(("count", {"q": "a"}), ("count", {"q": "a"}))
+    agent = hw.Agent(model, tools=[Bot("!").look, count], use=[ToolCache(tools=Named)])
+    assert agent.run("go").text == "counted a | counted a"
+    assert counted == ["a"]
 
 
 # -- inside an agent's run ---------------------------------------------------------------------
@@ -201,3 +219,37 @@ def test_a_hook_given_as_a_tool_is_refused_as_the_agent_refuses_it() -> None:
             TypeError, match=r"\.\.\.\) got the before_tool hook .*: hooks go in use="
         ):
             make()
+
+
+def spread(*args: int) -> int:
+    """Add any number of integers."""
+    return sum(args)
+
+
+@pytest.mark.parametrize(
+    "item", [functools.partial(count, "x"), lambda q: q, spread], ids=["partial", "lambda", "*args"]
+)
+@pytest.mark.parametrize(
+    ("make", "says", "at"),
+    [
+        (lambda v: ToolApproval(allowed_tools=v), "ToolApproval(allowed_tools=...) expects", ""),
+        (lambda v: ToolCache(tools=v), "ToolCache(tools=...) expects", ""),
+        (
+            lambda v: ToolSearch(dynamic_tools=v),
+            "ToolSearch(dynamic_tools=...) expects",
+            " at index 1",
+        ),
+    ],
+    ids=["ToolApproval", "ToolCache", "ToolSearch"],
+)
+def test_a_function_the_agent_cannot_make_a_tool_is_refused_naming_the_argument_and_item(
+    make: Any, says: str, at: str, item: Any
+) -> None:
+    with pytest.raises((TypeError, ValueError)) as refused:
+        hw.tool(item)
+    with pytest.raises(TypeError) as info:  # as the page says, whatever hw.tool raised
+        make([count, item])
+    message = str(info.value)
+    assert message.startswith(says)
+    why = f"{item!r:.80}{at}, which hw.Agent(tools=...) cannot make a tool: {refused.value})"
+    assert why in message

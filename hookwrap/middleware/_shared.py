@@ -9,10 +9,19 @@ import inspect
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from typing import Any, cast
 
+from .._agent import _as_tool  # pyright: ignore[reportPrivateUsage]
 from .._types import AgentSetup
 from .._wrap import Tool, _BoundTool  # pyright: ignore[reportPrivateUsage]
 
-__all__ = ["AFTER_OTHERS", "aprimed", "check_tool_names", "error_matcher", "primed", "tool_name"]
+__all__ = [
+    "AFTER_OTHERS",
+    "agent_tool",
+    "aprimed",
+    "check_tool_names",
+    "error_matcher",
+    "primed",
+    "tool_name",
+]
 
 #: The priority of the `before_agent` hooks that check tool names: after every other
 #: `before_agent` hook, since those may still add or remove tools.
@@ -38,6 +47,22 @@ def check_tool_names(argument: str, names: Collection[str], setup: AgentSetup) -
         f"have: {', '.join(guesses)}; expected names of its tools: {', '.join(tools) or 'none'}"
         f" (a {owner} serving several agents may only name tools each of them has)"
     )
+
+
+def agent_tool(item: object, argument: str, expected: str, at: str = "") -> Tool[..., Any]:
+    """The tool `hw.Agent(tools=...)` makes of `item`, given in `argument`; else a
+    `TypeError` in the words of `expected`, naming the item (`at`: where it is) and why the
+    agent makes none. The agent's own refusals (of a hook, a class) name the argument and
+    the item already, and pass as they are."""
+    try:
+        return _as_tool(item, argument)
+    except (TypeError, ValueError) as exc:
+        if str(exc).startswith(argument):
+            raise
+        raise TypeError(
+            f"{expected} (got {type(item).__name__}: {item!r:.80}{at}, which "
+            f"hw.Agent(tools=...) cannot make a tool: {exc})"
+        ) from None
 
 
 def tool_name(item: object) -> str:

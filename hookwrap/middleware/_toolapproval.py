@@ -5,37 +5,39 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, cast
 
-from .._agent import _as_tool  # pyright: ignore[reportPrivateUsage]
 from .._errors import Interrupt
 from .._hooks import Middleware, before_agent, before_tool
 from .._run import RunContext
 from .._types import AgentSetup, Skip, ToolCall
-from ._shared import AFTER_OTHERS, check_tool_names
+from ._shared import AFTER_OTHERS, agent_tool, check_tool_names
 
 __all__ = ["ToolApproval"]
 
 
+_ARGUMENT = "ToolApproval(allowed_tools=...)"
+
+
 def _names(value: object) -> frozenset[str]:
     # A tool proxies its function's attributes, so it passes for an Iterable: refuse it here.
-    single = isinstance(value, str) or callable(value)
+    # A class (an Enum of tool names) is a collection, not a tool.
+    single = isinstance(value, str) or (callable(value) and not isinstance(value, type))
     if single or isinstance(value, bytes) or not isinstance(value, Iterable):
         hint = "; put a single tool in a list: allowed_tools=[tool]" if single else ""
         raise TypeError(
-            "ToolApproval(allowed_tools=...) expects a list of tool names or tools "
+            f"{_ARGUMENT} expects a list of tool names or tools "
             f"(got {type(value).__name__}: {value!r:.80}){hint}"
         )
     names: set[str] = set()
     for item in cast("Iterable[object]", value):
         if callable(item):  # what the agent takes as a tool, named as the agent names it
-            names.add(_as_tool(item, "ToolApproval(allowed_tools=...)").name)
+            names.add(agent_tool(item, _ARGUMENT, f"{_ARGUMENT} expects tool names or tools").name)
         elif isinstance(item, str) and item:
             names.add(item)
         elif isinstance(item, str):
-            raise ValueError("ToolApproval(allowed_tools=...) got an empty tool name")
+            raise ValueError(f"{_ARGUMENT} got an empty tool name")
         else:
             raise TypeError(
-                "ToolApproval(allowed_tools=...) expects tool names or tools "
-                f"(got {type(item).__name__}: {item!r:.80})"
+                f"{_ARGUMENT} expects tool names or tools (got {type(item).__name__}: {item!r:.80})"
             )
     return frozenset(names)
 
@@ -82,7 +84,7 @@ class ToolApproval(Middleware):
     def check_allowed(self, setup: AgentSetup) -> None:
         """Refuse, as the agent starts, an `allowed_tools` name that is none of its tools (a
         typo): the tool meant would ask for approval at every call."""
-        check_tool_names("ToolApproval(allowed_tools=...)", self.allowed_tools, setup)
+        check_tool_names(_ARGUMENT, self.allowed_tools, setup)
 
 
 _UNDECIDED: Any = object()

@@ -11,14 +11,13 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection
 from typing import Any, cast
 
-from .._agent import _as_tool  # pyright: ignore[reportPrivateUsage]
 from .._errors import check_int
 from .._hooks import Middleware, async_twin, before_agent, wrap_tool
 from .._run import RunContext, RunState
 from .._tool import bound_to
 from .._types import AgentSetup, ToolCall
 from ..stores._base import Store, check_store, check_ttl
-from ._shared import AFTER_OTHERS, check_tool_names, tool_name
+from ._shared import AFTER_OTHERS, agent_tool, check_tool_names, tool_name
 
 __all__ = ["ToolCache"]
 
@@ -139,7 +138,8 @@ def _tool_names(tools: object) -> frozenset[str] | None:
     if tools is None:
         return None
     # A tool proxies its function's attributes, so it passes for a Collection: refuse it here.
-    single = isinstance(tools, str) or callable(tools)
+    # A class (an Enum of tool names) is a collection, not a tool.
+    single = isinstance(tools, str) or (callable(tools) and not isinstance(tools, type))
     if single or isinstance(tools, bytes) or not isinstance(tools, Collection):
         hint = "; put a single tool in a list: tools=[tool]" if single else ""
         raise TypeError(f"{expected} (got {type(tools).__name__}: {tools!r:.80}){hint}")
@@ -147,7 +147,7 @@ def _tool_names(tools: object) -> frozenset[str] | None:
     names: set[str] = set()
     for item in items:
         if callable(item):  # what the agent takes as a tool, named as the agent names it
-            names.add(_as_tool(item, "ToolCache(tools=...)").name)
+            names.add(agent_tool(item, "ToolCache(tools=...)", expected).name)
         elif isinstance(item, str):
             names.add(item)
         else:

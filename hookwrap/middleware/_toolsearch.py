@@ -8,12 +8,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
-from .._agent import _as_tool  # pyright: ignore[reportPrivateUsage]
 from .._convert import message_from
 from .._hooks import Middleware, before_model
 from .._tool import ToolArgumentError
 from .._types import Message, ModelRequest, ToolSpec
 from .._wrap import Tool, tool
+from ._shared import agent_tool
 
 __all__ = ["SEARCH_TOOL", "ToolSearch"]
 
@@ -36,7 +36,8 @@ def _dynamic(item: object, index: int) -> Tool[..., Any] | ToolSpec:
     if isinstance(item, ToolSpec):
         found: Tool[..., Any] | ToolSpec = item
     elif callable(item):
-        found = _as_tool(item, "ToolSearch(dynamic_tools=...)")
+        argument = "ToolSearch(dynamic_tools=...)"
+        found = agent_tool(item, argument, _EXPECTED, f" at index {index}")
     else:
         raise TypeError(f"{_EXPECTED} (got {type(item).__name__}: {item!r:.80} at index {index})")
     name: object = _spec(found).name
