@@ -183,16 +183,24 @@ def test_streaming_response_keeps_headers_and_parses_to_a_stream() -> None:
     assert "text" in calls
 
 
-def test_a_stream_the_hooks_hand_on_keeps_the_headers_as_received() -> None:
-    """The response a stream's chunks go on in carries the headers that came, each as
-    often as it came, less those its body no longer fits (its length, its encoding)."""
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_response_the_hooks_hand_on_keeps_the_headers_as_received(stream: bool) -> None:
+    """The response an answer the hooks changed goes on in (a stream's chunks, a whole answer
+    written anew) carries the headers that came, each as often as it came and as sent
+    (a value that is not ASCII too), less those its body no longer fits."""
     import httpx2
 
-    fake = FakeProvider(["abc"]).transport()
+    fake = FakeProvider([f"x {SECRET}"]).transport()
+    note = "é€".encode()
 
     def handle(request: Any) -> Any:
         answer = fake.handle_request(request)
-        sent = [(b"set-cookie", b"a=1"), (b"set-cookie", b"b=2"), (b"content-length", b"9")]
+        sent = [(b"set-cookie", b"a=1"), (b"set-cookie", b"b=2"), (b"x-note", note)]
+        if not stream:
+            sent.append((b"content-length", str(len(answer.read())).encode()))
+            return httpx2.Response(
+                200, headers=[*answer.headers.raw, *sent], content=answer.content
+            )
         return httpx2.Response(200, headers=[*answer.headers.raw, *sent], stream=answer.stream)
 
     client = openai.OpenAI(
@@ -200,15 +208,25 @@ def test_a_stream_the_hooks_hand_on_keeps_the_headers_as_received() -> None:
         base_url="http://fake.invalid/v1",
         http_client=httpx2.Client(transport=httpx2.MockTransport(handle)),
     )
-    wrapped = hw.wrap(client, use=[redact])  # an on_chunk hook: its chunks go on anew
+
+    @hw.on_chunk
+    def shout(chunk: hw.Chunk) -> hw.Chunk | None:
+        return chunk.replace(text=chunk.text.upper()) if chunk.kind == "text" else None
+
+    wrapped = hw.wrap(client, use=[shout, redact_answer])  # each answer goes on anew
     with wrapped.chat.completions.with_streaming_response.create(
-        model="m", messages=USER, stream=True
+        model="m", messages=USER, stream=stream
     ) as response:
         assert response.headers.get_list("set-cookie") == ["a=1", "b=2"]
-        assert "content-length" not in response.headers
-        assert response.headers["content-type"].startswith("text/event-stream")
-        text = "".join(c.choices[0].delta.content or "" for c in response.parse() if c.choices)
-    assert text == "abc"
+        assert response.headers["x-note"] == note.decode()
+        if stream:
+            assert "content-length" not in response.headers
+            parsed = response.parse()
+            text = "".join(c.choices[0].delta.content or "" for c in parsed if c.choices)
+        else:
+            text = response.parse().choices[0].message.content
+            assert int(response.headers["content-length"]) == len(response.read())
+    assert text == ("X SK-LIVE-1234" if stream else "x [redacted]")
 
 
 def test_stream_helper_and_final_completion_see_the_hooks(is_async: bool) -> None:
