@@ -197,10 +197,13 @@ def _bound_keywords(fn: Any) -> Iterator[str]:
 
 
 def _in_class(fn: Any) -> bool:
-    """Whether `fn` was defined in a class body (its `cls` is a classmethod's class, not a
-    parameter of a function that happens to have that name)."""
+    """Whether `fn` is a plain function defined in a class body: the one a `@classmethod`
+    above `@hw.tool` wraps, whose `cls` is its class, if that is its first parameter. (A
+    `@staticmethod`'s function below `@hw.tool` is the same kind of function: nothing tells
+    the two apart. A bound method, a `staticmethod` object, a partial or a callable object
+    is none: its `cls` is a parameter like any other.)"""
     owner = getattr(fn, "__qualname__", "").rpartition(".")[0].rpartition(".")[2]
-    return owner not in ("", "<locals>")
+    return inspect.isfunction(fn) and owner not in ("", "<locals>")
 
 
 def _doc_of(fn: Any, described_by: Any) -> str | None:
@@ -240,7 +243,11 @@ def bound_to(call: ToolCall) -> Any:
     """The instance a call of a method tool was made on, or None: its result may depend on
     more than its arguments."""
     raw = call.raw
-    return raw.bound if isinstance(raw, _Direct) else None
+    if not isinstance(raw, _Direct):
+        return None
+    if raw.bound is None and inspect.ismethod(raw.fn):  # a tool made of a bound method
+        return raw.fn.__self__
+    return raw.bound
 
 
 class ToolBinding:
@@ -252,6 +259,7 @@ class ToolBinding:
         "method",
         "names",
         "params",
+        "passes_ctx",
         "positional_only",
         "preset",
         "spec",
@@ -271,6 +279,9 @@ class ToolBinding:
         self.params = dict(sig.parameters)
         # a `ctx` parameter receives the tool call's RunContext; the model never sees it
         self.takes_ctx = "ctx" in self.params
+        # this binding passes it, unless `fn` is a tool that passes the one its own hooks
+        # see (`Tool` clears it then)
+        self.passes_ctx = self.takes_ctx
         # what a `functools.partial` binds is the tool's own (an API key, a connection):
         # the model neither sees it nor gives it
         self.preset = frozenset(_bound_keywords(fn))
@@ -403,7 +414,7 @@ class ToolBinding:
             raise ToolArgumentError(
                 f"{self.spec.name}() is missing argument(s): {', '.join(missing)}"
             )
-        if self.takes_ctx and "ctx" not in arguments:
+        if self.passes_ctx and "ctx" not in arguments:
             kwargs["ctx"] = current_var.get()
         return args, kwargs
 
@@ -411,7 +422,7 @@ class ToolBinding:
         raw = call.raw
         if isinstance(raw, _Direct):
             if call.arguments is raw.arguments:
-                if self.takes_ctx and "ctx" not in raw.arguments:
+                if self.passes_ctx and "ctx" not in raw.arguments:
                     return raw.fn(*raw.args, **raw.kwargs, ctx=current_var.get())
                 return raw.fn(*raw.args, **raw.kwargs)
             args, kwargs = self._split(call.arguments, raw.arguments)

@@ -281,6 +281,7 @@ class Tool(_Proxy, Generic[P, R]):
         chain = Chain(hooks)
         is_async = inspect.iscoroutinefunction(fn)
         engine = ToolEngine(binding, chain, is_async, tool_name)
+        _pass_ctx(binding, engine)
         runner: Callable[..., Any] = _direct
         if chain.hooks or binding.takes_ctx:  # `ctx` needs the run a hooked call opens
             runner = engine.acall if is_async else engine.call
@@ -320,11 +321,13 @@ class Tool(_Proxy, Generic[P, R]):
         """Run a call the model made (JSON arguments are structured into the parameter types).
         Of an `async def` tool, it gives the whole call to await, as calling the tool does."""
         self._check_call(call, "invoke")
+        self._check_bound("invoke")
         return _invoke(self._self_engine, call)
 
     async def ainvoke(self, call: ToolCall) -> Any:
         """`invoke` for async callers; a sync tool runs inline."""
         self._check_call(call, "ainvoke")
+        self._check_bound("ainvoke")
         return await _ainvoke(self._self_engine, call)
 
     def _instance_engine(self, bound: _BoundTool[..., Any]) -> ToolEngine:
@@ -338,8 +341,32 @@ class Tool(_Proxy, Generic[P, R]):
             binding.fn = self  # (not `bound`, which holds its instance)
             is_async: bool = self._self_engine.is_async
             engine = ToolEngine(binding, Chain([]), is_async, self.name)
+            _pass_ctx(binding, engine)
             self._self_on_instance = engine
         return engine
+
+    def _check_bound(self, method: str) -> None:
+        """Refuse a model's call of a method tool read from its class, before its hooks run:
+        there is no instance to run it on (nor, for a classmethod's tool on Python 3.13 and
+        later, whose `@classmethod` no longer hands the class on, the class)."""
+        binding: ToolBinding = self._self_engine.binding
+        if not binding.method:
+            return
+        where = ".".join(getattr(self, "__qualname__", self.name).split(".")[-2:])  # `Bot.look`
+        if binding.names[0] == "cls":
+            raise TypeError(
+                f"{where}.{method}(call) has no class for the first parameter, cls, of a "
+                f"function defined in a class body, taken for a classmethod's (Python 3.13 "
+                f"and later no longer pass it through @classmethod): call "
+                f"hw.tool({where}).{method}(call); if cls is an argument, rename it, or put "
+                f"@hw.tool above @staticmethod"
+            )
+        owner, _, attribute = where.rpartition(".")
+        example = f" ({owner}().{attribute}.{method}(call))" if owner else ""
+        raise TypeError(
+            f"{where}.{method}(call) has no instance for the first parameter, self, of a "
+            f"method tool: read the tool from one{example}"
+        )
 
     def _check_call(self, call: object, method: str) -> None:
         """Refuse anything but a `ToolCall`, before the engine reads its `id`."""
@@ -352,6 +379,14 @@ class Tool(_Proxy, Generic[P, R]):
             f"(got {got}); call {self.name}.{method}(hw.ToolCall('call_1', {self.name!r}, "
             f"{arguments}))"
         )
+
+
+def _pass_ctx(binding: ToolBinding, engine: ToolEngine) -> None:
+    """Let the tool inside a tool made of a tool (a method tool read from an instance among
+    them) give its `ctx` the RunContext its own hooks see; the layer around it leaves `ctx`
+    out of what it passes on, so that its hooks see only the arguments the spec names."""
+    if engine.hands_over:
+        binding.passes_ctx = False
 
 
 def _invoke(engine: ToolEngine, call: ToolCall) -> Any:

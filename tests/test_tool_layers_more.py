@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import inspect
+import json
 import logging
 import sys
 import weakref
@@ -181,3 +182,133 @@ def test_invoke_of_a_tool_method_keeps_no_instance_alive() -> None:
     assert asyncio.run(bot.alook.ainvoke(CALL)) == "PARIS"
     del bot
     assert gone() is None
+
+
+class Clf:
+    @hw.tool(use=[given])
+    def tag(self, cls: str, text: str) -> str:
+        """Tag a text with a class."""
+        return f"{text}:{cls}"
+
+    def plain(self, cls: str, text: str) -> str:
+        """Tag a text with a class."""
+        return f"{text}:{cls}"
+
+    @hw.tool(use=[given])
+    @staticmethod
+    def label(cls: str, text: str) -> str:
+        """Label a text with a class."""
+        return f"{text}:{cls}"
+
+
+CLS_AND_TEXT = {
+    "type": "object",
+    "properties": {"cls": {"type": "string"}, "text": {"type": "string"}},
+    "required": ["cls", "text"],
+}
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda: Clf().tag,
+        lambda: hw.tool(Clf().tag),
+        lambda: hw.tool(Clf().plain),
+        lambda: Clf.label,
+    ],
+    ids=["tool-method", "tool-of-bound-tool", "bound-method", "above-staticmethod"],
+)
+def test_a_parameter_named_cls_of_no_classmethod_is_an_argument(read: Any) -> None:
+    made = read()
+    assert made.spec.parameters == CLS_AND_TEXT
+    call = hw.ToolCall("c1", made.name, {"cls": "a", "text": "t"})
+    assert made.invoke(call) == "t:a"
+    assert made("a", "t") == "t:a"
+    with pytest.raises(hw.ToolArgumentError, match=r"missing argument.*: cls"):
+        made.invoke(hw.ToolCall("c1", made.name, {"text": "t"}))
+
+
+@hw.before_tool
+def held(call: hw.ToolCall, ctx: hw.RunContext) -> None:
+    seen.append(("held", ctx))
+
+
+class Seer:
+    @hw.tool(use=[given, held])
+    def look(self, city: str, ctx: hw.RunContext) -> str:
+        """Look a city up."""
+        seen.append(("tool", ctx))
+        return city.upper()
+
+
+@hw.tool(use=[given, held], name="look")
+def look(city: str, ctx: hw.RunContext | None = None) -> str:
+    """Look a city up."""
+    seen.append(("tool", ctx))
+    return city.upper()
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        lambda: Seer().look.invoke(CALL),
+        lambda: asyncio.run(Seer().look.ainvoke(CALL)),
+        lambda: hw.tool(Seer().look).invoke(CALL),
+        lambda: hw.tool(look).invoke(CALL),
+        lambda: hw.tool(look)("paris"),
+        lambda: hw.tool(look, use=[answered]).invoke(CALL),
+    ],
+    ids=["instance", "instance-async", "tool-of-instance", "tool-of-tool", "direct", "hooked"],
+)
+def test_the_tool_inside_layers_gets_the_ctx_its_hooks_see_and_they_see_no_ctx(run: Any) -> None:
+    assert run() == "PARIS"
+    assert seen[0] == ("given", {"city": "paris"})
+    (_, hooks_ctx), (_, tool_ctx) = seen[1:3]
+    assert tool_ctx is hooks_ctx
+
+
+def test_an_agent_runs_a_method_tool_taking_ctx_with_json_arguments_for_its_hooks() -> None:
+    @hw.before_tool
+    def dump(call: hw.ToolCall) -> None:
+        seen.append(json.dumps(call.arguments))
+
+    class Own:
+        @hw.tool(use=[dump])
+        def look(self, city: str, ctx: hw.RunContext) -> str:
+            """Look a city up."""
+            return f"{city} in {ctx.call_id}"
+
+    def model(request: hw.ModelRequest) -> hw.Message:
+        last = request.messages[-1]
+        if last.role == "user":
+            return hw.Message.assistant("", [hw.ToolCall("call_1", "look", {"city": "x"})])
+        return hw.Message.assistant(f"got {last.text}")
+
+    assert hw.Agent(model, tools=[Own().look]).run("?").text == "got x in call_1"
+    assert seen == ['{"city": "x"}']
+
+
+@pytest.mark.skipif(sys.version_info < (3, 13), reason="classmethod binds what it wraps < 3.13")
+def test_invoke_of_a_classmethod_tool_on_3_13_is_refused_before_its_hooks() -> None:
+    call = hw.ToolCall("c1", "make", {"city": "paris"})
+    for read in (Bot, Bot()):
+        with pytest.raises(TypeError, match=r"call hw\.tool\(Bot\.make\)\.invoke\(call\)"):
+            read.make.invoke(call)
+        with pytest.raises(TypeError, match=r"call hw\.tool\(Bot\.make\)\.ainvoke\(call\)"):
+            asyncio.run(read.make.ainvoke(call))
+    assert seen == []
+
+
+def test_a_classmethod_tool_made_a_tool_again_runs_on_its_class() -> None:
+    call = hw.ToolCall("c1", "make", {"city": "paris"})
+    assert hw.tool(Bot.make).invoke(call) == ">paris"
+    assert asyncio.run(hw.tool(Bot().make).ainvoke(call)) == ">paris"
+    assert seen == [("given", {"city": "paris"})] * 2
+
+
+def test_invoke_of_a_method_tool_read_from_its_class_is_refused_before_its_hooks() -> None:
+    with pytest.raises(
+        TypeError, match=r"no instance .* read the tool from one \(Bot\(\)\.look\.invoke\(call\)\)"
+    ):
+        Bot.look.invoke(CALL)
+    assert seen == []
