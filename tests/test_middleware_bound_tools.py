@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import pytest
+from tool_doubles import Script
 
 import hookwrap as hw
 from hookwrap.middleware import ToolApproval, ToolCache, ToolSearch
@@ -49,22 +50,6 @@ def count(q: str) -> str:
 @pytest.fixture(autouse=True)
 def clean() -> None:
     counted.clear()
-
-
-class Script:
-    """A model calling one tool per turn, `calls` in order, then saying the tool results."""
-
-    def __init__(self, *calls: tuple[str, dict[str, Any]]) -> None:
-        self.calls = calls
-        self.offered: list[list[str]] = []
-
-    def __call__(self, request: hw.ModelRequest) -> hw.Message:
-        self.offered.append([t.name for t in request.tools])
-        done = [m for m in request.messages if m.role == "tool"]
-        if len(done) < len(self.calls):
-            name, arguments = self.calls[len(done)]
-            return hw.Message.assistant("", [hw.ToolCall(f"c{len(done)}", name, arguments)])
-        return hw.Message.assistant(" | ".join(m.text for m in done))
 
 
 # -- taken when made, named as the agent names them --------------------------------------------

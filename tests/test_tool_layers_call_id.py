@@ -11,45 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from tool_doubles import Bot, alook, inner, look, outer, seen
 
 import hookwrap as hw
 from hookwrap.middleware import ToolApproval
 from hookwrap.stores import MemoryStore
-
-seen: list[Any] = []
-
-
-@hw.before_tool
-def outer(call: hw.ToolCall, ctx: hw.RunContext) -> None:
-    ctx.call_state["mark"] = "outer"
-    seen.append(("outer", call.id, ctx.call_id))
-
-
-@hw.before_tool
-def inner(call: hw.ToolCall, ctx: hw.RunContext) -> None:
-    seen.append(("inner", call.id, ctx.call_id, ctx.call_state.get("mark")))
-
-
-def look(city: str) -> str:
-    """Look a city up."""
-    return city.upper()
-
-
-async def alook(city: str) -> str:
-    """Look a city up, awaited."""
-    return city.upper()
-
-
-class Bot:
-    @hw.tool(use=[inner], name="look")
-    def look(self, city: str) -> str:
-        """Look a city up."""
-        return city.upper()
-
-    @hw.tool(use=[inner], name="look")
-    async def alook(self, city: str) -> str:
-        """Look a city up, awaited."""
-        return city.upper()
 
 
 @pytest.fixture(autouse=True)

@@ -14,23 +14,12 @@ import weakref
 from typing import Any
 
 import pytest
+import tool_doubles
+from tool_doubles import alook, inner, outer, seen
 
 import hookwrap as hw
 import hookwrap._wrap
 from hookwrap._tool import ToolBinding
-
-seen: list[Any] = []
-
-
-@hw.before_tool
-def outer(call: hw.ToolCall, ctx: hw.RunContext) -> None:
-    ctx.call_state["mark"] = "outer"
-    seen.append(("outer", call.id, ctx.call_id))
-
-
-@hw.before_tool
-def inner(call: hw.ToolCall, ctx: hw.RunContext) -> None:
-    seen.append(("inner", call.id, ctx.call_id, ctx.call_state.get("mark")))
 
 
 @hw.before_tool
@@ -43,23 +32,8 @@ def answered(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
     seen.append(("answered", outcome.result))
 
 
-async def alook(city: str) -> str:
-    """Look a city up, awaited."""
-    return city.upper()
-
-
-class Bot:
+class Bot(tool_doubles.Bot):
     prefix = ">"
-
-    @hw.tool(use=[inner], name="look")
-    def look(self, city: str) -> str:
-        """Look a city up."""
-        return city.upper()
-
-    @hw.tool(use=[inner], name="look")
-    async def alook(self, city: str) -> str:
-        """Look a city up, awaited."""
-        return city.upper()
 
     @classmethod
     @hw.tool(use=[given])

@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from tool_doubles import Script
 
 import hookwrap as hw
 from hookwrap.middleware import CallLimit, ToolCache
@@ -54,20 +55,6 @@ def ask() -> str:
 @pytest.fixture(autouse=True)
 def clean() -> None:
     counted.clear()
-
-
-class Script:
-    """A model calling one tool per turn, `calls` in order, then saying the tool results."""
-
-    def __init__(self, *calls: tuple[str, dict[str, Any]]) -> None:
-        self.calls = calls
-
-    def __call__(self, request: hw.ModelRequest) -> hw.Message:
-        done = [m for m in request.messages if m.role == "tool"]
-        if len(done) < len(self.calls):
-            name, arguments = self.calls[len(done)]
-            return hw.Message.assistant("", [hw.ToolCall(f"c{len(done)}", name, arguments)])
-        return hw.Message.assistant(" | ".join(m.text for m in done))
 
 
 def run(agent: hw.Agent, is_async: bool) -> hw.RunResult:
