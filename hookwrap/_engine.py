@@ -58,7 +58,7 @@ from ._stages import (
     on_chunk_async,
     refused,
 )
-from ._tool import ToolBinding
+from ._tool import ToolArgumentError, ToolBinding
 from ._types import (
     DROP,
     Chunk,
@@ -1127,7 +1127,9 @@ class ToolEngine(_Shared):
 
     def _seen(self, exc: BaseException) -> None:
         mark_seen(exc)
-        if self.own:
+        # the tool's own error, or its arguments'; one from inside a tool this one is made of
+        # is that tool's to tell (its hooks' errors are no tool's answer)
+        if self.own and (not self.hands_over or isinstance(exc, ToolArgumentError)):
             with contextlib.suppress(AttributeError):  # (exceptions without a __dict__)
                 setattr(exc, FROM_TOOL, True)
 
