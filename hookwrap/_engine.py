@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
+import inspect
 import itertools
 import operator
 import time
@@ -1046,7 +1048,7 @@ async def _aclose(chunks: Any, call: Call) -> None:
 class ToolEngine(_Shared):
     """Runs calls of one tool through its chain: before_tool, the onion, after_tool."""
 
-    __slots__ = ("after", "before", "binding", "hands_over", "name", "onion", "own")
+    __slots__ = ("after", "before", "binding", "hands_over", "instance", "name", "onion", "own")
 
     def __init__(self, binding: Any, chain: Chain, is_async: bool, name: str) -> None:
         super().__init__(chain, is_async)
@@ -1058,6 +1060,11 @@ class ToolEngine(_Shared):
         # a tool made of a tool: the inner tool's hooks run for this same call (an agent's
         # `_Runner` passes the call itself on, with its id)
         self.hands_over = self.own and self._opens_call(binding.fn)
+        # the object a tool made of a bound method runs on: its answers may depend on it
+        fn = binding.fn if self.own else None
+        while isinstance(fn, functools.partial):
+            fn = fn.func
+        self.instance = fn.__self__ if inspect.ismethod(fn) else None
         self.name = name
         self.before = chain["before_tool"]
         self.after = chain["after_tool"]
@@ -1139,6 +1146,8 @@ class ToolEngine(_Shared):
     def run(self, call: ToolCall) -> Any:
         parent = current_var.get()
         ctx = _tool_context(self._open(parent, "before_tool"), parent, call)
+        if self.instance is not None:
+            ctx._bound = self.instance  # pyright: ignore[reportPrivateUsage]
         token = current_var.set(ctx)
         try:
             if self.lifecycle:
@@ -1184,6 +1193,8 @@ class ToolEngine(_Shared):
     async def arun(self, call: ToolCall) -> Any:
         parent = current_var.get()
         ctx = _tool_context(self._open(parent, "before_tool"), parent, call)
+        if self.instance is not None:
+            ctx._bound = self.instance  # pyright: ignore[reportPrivateUsage]
         token = current_var.set(ctx)
         try:
             if self.lifecycle:

@@ -185,7 +185,19 @@ class RunContext(Generic[C]):
     model or tool call: `phase`, `call_id`, `call_state`, `chunk_index`.
     """
 
-    __slots__ = ("_async", "_call_id", "_call_state", "_counted", "_run", "chunk_index", "phase")
+    # (`_bound`, left unset but by a call of a tool made of a bound method: see `bound_to`)
+    __slots__ = (
+        "_async",
+        "_bound",
+        "_call_id",
+        "_call_state",
+        "_counted",
+        "_run",
+        "chunk_index",
+        "phase",
+    )
+
+    _bound: Any
 
     def __init__(self, run: RunState | None, phase: Phase = "init", is_async: bool = False) -> None:
         self._run = run

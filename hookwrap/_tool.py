@@ -243,11 +243,10 @@ def bound_to(call: ToolCall) -> Any:
     """The instance a call of a method tool was made on, or None: its result may depend on
     more than its arguments."""
     raw = call.raw
-    if not isinstance(raw, _Direct):
-        return None
-    if raw.bound is None and inspect.ismethod(raw.fn):  # a tool made of a bound method
-        return raw.fn.__self__
-    return raw.bound
+    if isinstance(raw, _Direct) and raw.bound is not None:
+        return raw.bound
+    # a tool made of a bound method, called directly or by a model: its call notes it
+    return getattr(current_var.get(), "_bound", None)
 
 
 class ToolBinding:

@@ -5,6 +5,7 @@ the model's call does not carry); and the name checks name such a tool as the ag
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import pytest
@@ -217,3 +218,54 @@ def test_a_tool_made_of_a_bound_method_goes_uncached_when_called_directly() -> N
         first = hw.tool(getattr(Teller("A"), method), use=[cache])
         second = hw.tool(getattr(Teller("B"), method), use=[cache])
         assert (first("x"), second("x")) == ("xA", "xB"), method
+
+
+class Clerk:
+    def __init__(self, who: str) -> None:
+        self.who = who
+
+    def plain(self, q: str) -> str:
+        return q + self.who
+
+    @hw.tool
+    def look(self, q: str) -> str:
+        return q + self.who
+
+
+@both
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda a, cache: hw.tool(a.plain, name="look", use=[cache]),
+        lambda a, cache: hw.tool(a.look, use=[cache]),
+        lambda a, cache: hw.wrap(a.look, use=[cache]),
+        lambda a, cache: hw.tool(functools.partial(a.plain), name="look", use=[cache]),
+    ],
+    ids=["bound method", "tool method", "wrapped tool method", "partial of a bound method"],
+)
+def test_a_tools_own_cache_in_an_agent_runs_each_instances_method(
+    make: Any, is_async: bool
+) -> None:
+    cache = ToolCache()
+    answers = [
+        run(hw.Agent(Script(("look", {"q": "x"})), tools=[make(Clerk(who), cache)]), is_async)
+        for who in "AB"
+    ]
+    assert [a.text for a in answers] == ["xA", "xB"]
+
+
+@both
+def test_the_agents_cache_leaves_a_partial_of_a_bound_method_uncached(is_async: bool) -> None:
+    cache = ToolCache()
+    answers = [
+        run(
+            hw.Agent(
+                Script(("look", {"q": "x"})),
+                tools=[hw.tool(functools.partial(Clerk(who).plain), name="look")],
+                use=[cache],
+            ),
+            is_async,
+        )
+        for who in "AB"
+    ]
+    assert [a.text for a in answers] == ["xA", "xB"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import logging
@@ -157,6 +158,14 @@ def _tool_names(tools: object) -> frozenset[str] | None:
     return frozenset(names)
 
 
+def _of_method(tool: object) -> bool:
+    """Whether `tool` is made of a bound method (perhaps in a `functools.partial`)."""
+    fn: Any = tool
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return inspect.ismethod(fn)
+
+
 class ToolCache(Middleware):
     """Answer a tool call from a cache when the same tool was called with the same arguments.
 
@@ -263,7 +272,7 @@ class ToolCache(Middleware):
         methods (read from an instance): their calls go uncached, as direct calls do."""
         if self.cached_tools is not None:
             check_tool_names("ToolCache(tools=...)", self.cached_tools, setup)
-        methods = frozenset(tool_name(t) for t in setup.tools if inspect.ismethod(t))
+        methods = frozenset(tool_name(t) for t in setup.tools if _of_method(t))
         if methods:
             run = ctx.run
             self._methods[run] = methods
