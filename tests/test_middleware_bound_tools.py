@@ -238,3 +238,18 @@ def test_a_function_the_agent_cannot_make_a_tool_is_refused_naming_the_argument_
     assert message.startswith(says)
     why = f"{item!r:.80}{at}, which hw.Agent(tools=...) cannot make a tool: {refused.value})"
     assert why in message
+
+
+class Plain(enum.Enum):
+    """Tool names kept in a plain Enum: its values are the names."""
+
+    PEEK = "peek"
+    COUNT = "count"
+
+
+@pytest.mark.parametrize("kept", [Named, Plain], ids=["str enum", "plain enum"])
+def test_the_names_of_an_enum_class_are_its_values(kept: Any) -> None:
+    assert ToolApproval(allowed_tools=kept).allowed_tools == frozenset({"peek", "count"})
+    assert ToolCache(tools=kept).cached_tools == frozenset({"peek", "count"})
+    for name in ToolApproval(allowed_tools=kept).allowed_tools:
+        assert type(name) is str  # as the agent names its tools: an error shows 'peek'

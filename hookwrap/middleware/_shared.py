@@ -5,6 +5,7 @@ tool names they are given."""
 from __future__ import annotations
 
 import difflib
+import enum
 import inspect
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from typing import Any, cast
@@ -19,6 +20,7 @@ __all__ = [
     "aprimed",
     "check_tool_names",
     "error_matcher",
+    "given_name",
     "primed",
     "tool_name",
 ]
@@ -63,6 +65,12 @@ def agent_tool(item: object, argument: str, expected: str, at: str = "") -> Tool
             f"{expected} (got {type(item).__name__}: {item!r:.80}{at}, which "
             f"hw.Agent(tools=...) cannot make a tool: {exc})"
         ) from None
+
+
+def given_name(item: object) -> object:
+    """An item given as a tool name: an `Enum` member stands for its value (names kept in
+    an Enum class)."""
+    return item.value if isinstance(item, enum.Enum) else item
 
 
 def tool_name(item: object) -> str:

@@ -9,7 +9,7 @@ from .._errors import Interrupt
 from .._hooks import Middleware, before_agent, before_tool
 from .._run import RunContext
 from .._types import AgentSetup, Skip, ToolCall
-from ._shared import AFTER_OTHERS, agent_tool, check_tool_names
+from ._shared import AFTER_OTHERS, agent_tool, check_tool_names, given_name
 
 __all__ = ["ToolApproval"]
 
@@ -28,7 +28,8 @@ def _names(value: object) -> frozenset[str]:
             f"(got {type(value).__name__}: {value!r:.80}){hint}"
         )
     names: set[str] = set()
-    for item in cast("Iterable[object]", value):
+    for given in cast("Iterable[object]", value):
+        item = given_name(given)
         if callable(item):  # what the agent takes as a tool, named as the agent names it
             names.add(agent_tool(item, _ARGUMENT, f"{_ARGUMENT} expects tool names or tools").name)
         elif isinstance(item, str) and item:

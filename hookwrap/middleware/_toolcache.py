@@ -18,7 +18,7 @@ from .._run import RunContext, RunState
 from .._tool import bound_to
 from .._types import AgentSetup, ToolCall
 from ..stores._base import Store, check_store, check_ttl
-from ._shared import AFTER_OTHERS, agent_tool, check_tool_names, tool_name
+from ._shared import AFTER_OTHERS, agent_tool, check_tool_names, given_name, tool_name
 
 __all__ = ["ToolCache"]
 
@@ -146,7 +146,8 @@ def _tool_names(tools: object) -> frozenset[str] | None:
         raise TypeError(f"{expected} (got {type(tools).__name__}: {tools!r:.80}){hint}")
     items = cast("Collection[object]", tools)
     names: set[str] = set()
-    for item in items:
+    for given in items:
+        item = given_name(given)
         if callable(item):  # what the agent takes as a tool, named as the agent names it
             names.add(agent_tool(item, "ToolCache(tools=...)", expected).name)
         elif isinstance(item, str):
