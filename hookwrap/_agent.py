@@ -239,7 +239,9 @@ def _as_tool(item: Any, where: str) -> Tool[..., Any]:
             "model is its first argument"
         )
     if callable(item) and not isinstance(item, type):
-        return make_tool(item)
+        made: Tool[..., Any] = make_tool(item)
+        made._self_by_agent = True  # pyright: ignore[reportPrivateUsage]
+        return made
     raise TypeError(
         f"{where} takes tools (hw.tool functions or plain functions); got "
         f"{type(item).__name__}: {item!r:.80}"

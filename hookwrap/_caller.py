@@ -225,6 +225,7 @@ class ModelCaller:
         "label",
         "model",
         "sdk",
+        "wrapped",
     )
 
     def __init__(
@@ -245,13 +246,16 @@ class ModelCaller:
         self._async: Entry | None = None
         self.accepts: Callable[[str], bool] = lambda option: True
         self._named: str | None = None  # a client's or method's name, without the model
+        # the target as wrapped with `use`, its outermost layer (what `hw.explain` reads)
+        self.wrapped: Any = None
         use = [_carry, use, _keep, _keep_chunk]
         if api is not None:
             raw = _unwrapped(target)
             owner = type(raw.__self__).__name__
             self._named = f"{owner}.{raw.__name__}"
             self.label = f"{self._named}({model or 'the same model'})"
-            entry = _method_entry(api, wrap(target, use=use), fixed, raw.__name__)
+            self.wrapped = wrap(target, use=use)
+            entry = _method_entry(api, self.wrapped, fixed, raw.__name__)
             # the SDKs name their async resources so; their methods are not always
             # `async def` (a plain function may wrap one)
             if owner.startswith("Async"):
@@ -266,6 +270,7 @@ class ModelCaller:
                 raise TypeError(f"{expected} (got {type(target).__name__}: {target!r:.80})")
             self.label = model or _function_label(target)
             hooked: Any = hook_model(target, use=use)
+            self.wrapped = hooked
             entry, self.accepts = _function_entry(hooked, target)
             if _is_async_callable(target):
                 self._async = entry
@@ -274,7 +279,7 @@ class ModelCaller:
         else:
             self._named = target.__class__.__name__  # a wrapped client's: the SDK's class
             self.label = f"{self._named}({model or 'the same model'})"
-            client = wrap(target, use=use)
+            client = self.wrapped = wrap(target, use=use)
             self._sync, self._async = _client_entries(self.sdk, client)
         self.is_async = self._sync is None
 

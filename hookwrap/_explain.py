@@ -142,8 +142,12 @@ def _rows(chains: list[Chain], tool: bool = False) -> list[Row]:
         for depth, chain in layers:
             plan.extend((kind, [(depth, chain)]) for kind in (*opening, *inward))
         opening = ()
+        # a streamed answer's chunks pass every layer's `on_chunk` hooks, innermost first,
+        # before any layer's end stages run (then those, a layer at a time)
+        chunks = [kind for kind in outward if kind == "on_chunk"]
+        plan.extend((kind, [(depth, chain)]) for kind in chunks for depth, chain in layers[::-1])
         for depth, chain in layers[::-1]:
-            plan.extend((kind, [(depth, chain)]) for kind in outward)
+            plan.extend((kind, [(depth, chain)]) for kind in outward if kind not in chunks)
     plan.extend(("after_agent", [(depth, chain)]) for depth, chain in layers[::-1])
     plan.extend((kind, layers) for kind in ("on_finish", "on_error", "on_abort"))
     rows: list[Row] = []
@@ -170,21 +174,45 @@ def _agent_rows(agent: Any) -> tuple[list[Row], list[tuple[str, list[Row]]], lis
     holds the agent's tool hooks for the other tools. A hook the tool has already, or the
     run has already joined, runs once, where it is first (see `_Runner`, `RunState.join`).
     """
-    from ._wrap import _BoundTool, fresh_hooks  # pyright: ignore[reportPrivateUsage]
+    from ._wrap import fresh_hooks
 
     chain: Chain = agent._chain
-    rows = _rows([chain])
     around = [hook for hook in chain.hooks if hook.spec.kind in TOOL_KINDS]
     # the run's lifecycle hooks, in the order they join it, and where they come from
     joined = [hook for hook in chain.hooks if hook.spec.kind in RUN_KINDS]
     origins = [""] * len(joined)
+    # The model's own layers (a patch's too) run inside the agent's model hooks as a tool's
+    # run inside its tool hooks: a model hook both have runs where the model has it; the
+    # model's lifecycle hooks join the run at its first call, before any tool's.
+    model = _model_of(agent)
+    model_layers = [
+        Chain(h for h in layer.hooks if h.spec.kind in _MODEL_STAGES)
+        for layer in layers(model)[1:] + _patched(model)
+    ]
+    held = [hook for layer in model_layers for hook in layer.hooks]
+
+    def at(depth: int, many: bool = len(model_layers) > 1) -> str:
+        if depth == 0:
+            return ""
+        return f"model, layer {depth - 1}" if many else "model"
+
+    stages = [Chain(h for h in chain.hooks if h.spec.kind not in MODEL_KINDS or h not in held)]
+    for depth, layer in enumerate(model_layers, 1):
+        stages.append(
+            Chain(h for h in layer.hooks if h.spec.kind not in RUN_KINDS or h not in joined)
+        )
+        for hook in stages[-1].hooks:
+            if hook.spec.kind in RUN_KINDS:
+                joined.append(hook)
+                origins.append(at(depth))
+    rows = [(kind, step, hook, depth, at(depth)) for kind, step, hook, depth, _ in _rows(stages)]
     calls: list[tuple[str, list[Row]]] = []
     for tool in agent.tools:
         name: str = tool.name
         # numbered as `hw.explain(tool)` numbers them, but for the layer without hooks that
-        # `hw.Agent` puts around a tool method read from an instance (`Bot().look`)
+        # `hw.Agent` puts around what it was given (a tool method read from an instance)
         found = layers(tool)
-        if not found[0].hooks and isinstance(tool.__wrapped__, _BoundTool):
+        if tool._self_by_agent:
             found = found[1:]
 
         def where(depth: int, name: str = name, many: bool = len(found) > 1) -> str:
@@ -201,7 +229,8 @@ def _agent_rows(agent: Any) -> tuple[list[Row], list[tuple[str, list[Row]]], lis
                 if hook.spec.kind in RUN_KINDS:
                     joined.append(hook)
                     origins.append(where(depth))
-        started = len(chain["on_start"])  # the run's `on_start` steps count on
+        # the run's `on_start` steps (the model's too) count on
+        started = sum(row[0] == "on_start" for row in rows)
         section = [
             (kind, step + started if kind == "on_start" else step, hook, depth, where(depth))
             for kind, step, hook, depth, _ in _rows([Chain(fresh_hooks(tool, around)), *own], True)
@@ -227,6 +256,12 @@ def _agent_rows(agent: Any) -> tuple[list[Row], list[tuple[str, list[Row]]], lis
         ends.sort(key=lambda end: -end[0].priority)
         after += [(kind, step, hook, 0, at) for step, (hook, at) in enumerate(ends, 1)]
     return before, calls, after
+
+
+def _model_of(agent: Any) -> Any:
+    """The agent's model as its `ModelCaller` wrapped it, the agent's model hooks its
+    outermost layer."""
+    return agent._caller.wrapped
 
 
 def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
@@ -362,13 +397,20 @@ def _onion(rows: list[Row], target: str, called: str) -> list[_Step]:
         steps.append(_step(going_in[-1], called, "()"))
     else:
         steps.append((f"{target}_call", called, called, "()"))
+    chunks = [row for row in outward if row[0] == "on_chunk"]  # in the order they run
     for depth in reversed(range(1 + max(row[3] for row in rows))):
         steps += [
             _step(row, f"{row[2].spec.name} returns")
             for row in reversed(inward)
             if row[0] == wrap and row[3] == depth
         ]
-        steps += [_step(row, _label(row[2])) for row in outward if row[3] == depth]
+        steps += [_step(row, _label(row[2])) for row in chunks]
+        chunks = []
+        steps += [
+            _step(row, _label(row[2]))
+            for row in outward
+            if row[3] == depth and row[0] != "on_chunk"
+        ]
     return steps
 
 

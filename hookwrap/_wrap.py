@@ -264,6 +264,10 @@ def _tool_name(fn: Callable[..., Any], name: str | None) -> str:
 class Tool(_Proxy, Generic[P, R]):
     """A tool: the function, still callable as before, with hooks and a `spec`."""
 
+    # made by `hw.Agent` of what it was given (a layer without hooks, which `hw.explain`
+    # of the agent leaves out)
+    _self_by_agent = False
+
     def __init__(
         self,
         fn: Callable[P, R],
