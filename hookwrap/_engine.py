@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import inspect
 import itertools
 import operator
 import time
@@ -60,7 +59,7 @@ from ._stages import (
     on_chunk_async,
     refused,
 )
-from ._tool import ToolArgumentError, ToolBinding
+from ._tool import ToolBinding, instance_of
 from ._types import (
     DROP,
     Chunk,
@@ -1061,10 +1060,7 @@ class ToolEngine(_Shared):
         # `_Runner` passes the call itself on, with its id)
         self.hands_over = self.own and self._opens_call(binding.fn)
         # the object a tool made of a bound method runs on: its answers may depend on it
-        fn = binding.fn if self.own else None
-        while isinstance(fn, functools.partial):
-            fn = fn.func
-        self.instance = fn.__self__ if inspect.ismethod(fn) else None
+        self.instance = instance_of(binding.fn) if self.own else None
         self.name = name
         self.before = chain["before_tool"]
         self.after = chain["after_tool"]
@@ -1083,6 +1079,8 @@ class ToolEngine(_Shared):
         """Whether calling `fn` first opens a call of another tool engine: `fn` is a tool
         (or a tool method read from an instance) with hooks or a `ctx` parameter, maybe
         under tool layers with neither, which call the one inside directly."""
+        while isinstance(fn, functools.partial):
+            fn = fn.func
         while (runner := getattr(fn, "_self_runner", None)) is not None:
             if isinstance(getattr(runner, "__self__", None), ToolEngine):
                 return True
@@ -1134,9 +1132,9 @@ class ToolEngine(_Shared):
 
     def _seen(self, exc: BaseException) -> None:
         mark_seen(exc)
-        # the tool's own error, or its arguments'; one from inside a tool this one is made of
-        # is that tool's to tell (its hooks' errors are no tool's answer)
-        if self.own and (not self.hands_over or isinstance(exc, ToolArgumentError)):
+        # the tool's own error (its arguments' is marked where they are read); one from inside
+        # a tool this one is made of is that tool's to mark (its hooks' is no tool's answer)
+        if self.own and not self.hands_over:
             with contextlib.suppress(AttributeError):  # (exceptions without a __dict__)
                 setattr(exc, FROM_TOOL, True)
 

@@ -18,10 +18,11 @@ import attrs
 from ._convert import UnparsedArguments, converter
 from ._hooks import describe
 from ._run import current_var
+from ._stages import FROM_TOOL
 from ._strict import is_union, json_text, strict, why_not
 from ._types import ToolCall, ToolSpec
 
-__all__ = ["OnInstance", "ToolArgumentError", "ToolBinding", "schema_of"]
+__all__ = ["OnInstance", "ToolArgumentError", "ToolBinding", "instance_of", "schema_of"]
 
 
 class ToolArgumentError(ValueError):
@@ -243,10 +244,19 @@ def bound_to(call: ToolCall) -> Any:
     """The instance a call of a method tool was made on, or None: its result may depend on
     more than its arguments."""
     raw = call.raw
-    if isinstance(raw, _Direct) and raw.bound is not None:
-        return raw.bound
-    # a tool made of a bound method, called directly or by a model: its call notes it
+    if isinstance(raw, _Direct):
+        found = raw.bound if raw.bound is not None else instance_of(raw.fn)
+        if found is not None:
+            return found
+    # a tool made of a bound method, called by a model: its call notes it
     return getattr(current_var.get(), "_bound", None)
+
+
+def instance_of(fn: Any) -> Any:
+    """The object `fn`, a bound method (perhaps in a `functools.partial`), runs on, or None."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return fn.__self__ if inspect.ismethod(fn) else None
 
 
 class ToolBinding:
@@ -352,6 +362,18 @@ class ToolBinding:
         direct = _Direct(fn, args, kwargs, arguments, bound)
         return ToolCall(call_id, self.spec.name, arguments, direct)
 
+    def _arguments(
+        self, arguments: Mapping[str, Any], given: Mapping[str, Any] | None
+    ) -> tuple[list[Any], dict[str, Any]]:
+        """`_split`, its `ToolArgumentError` marked as the tool's own error (the model is
+        told of it), wherever it comes up: in a tool made of a tool, an error out of the
+        tool inside is that tool's to mark (its hooks' is no tool's answer)."""
+        try:
+            return self._split(arguments, given)
+        except ToolArgumentError as exc:
+            setattr(exc, FROM_TOOL, True)
+            raise
+
     def _split(
         self, arguments: Mapping[str, Any], given: Mapping[str, Any] | None
     ) -> tuple[list[Any], dict[str, Any]]:
@@ -424,11 +446,11 @@ class ToolBinding:
                 if self.passes_ctx and "ctx" not in raw.arguments:
                     return raw.fn(*raw.args, **raw.kwargs, ctx=current_var.get())
                 return raw.fn(*raw.args, **raw.kwargs)
-            args, kwargs = self._split(call.arguments, raw.arguments)
+            args, kwargs = self._arguments(call.arguments, raw.arguments)
             if self.method and raw.args and self.names[0] not in call.arguments:
                 args.insert(0, raw.args[0])  # the instance the method was called on
             return raw.fn(*args, **kwargs)
-        args, kwargs = self._split(call.arguments, None)  # from a model: JSON values
+        args, kwargs = self._arguments(call.arguments, None)  # from a model: JSON values
         if isinstance(raw, OnInstance):
             return raw.method(*args, **kwargs)
         return self.fn(*args, **kwargs)

@@ -253,3 +253,13 @@ def test_the_names_of_an_enum_class_are_its_values(kept: Any) -> None:
     assert ToolCache(tools=kept).cached_tools == frozenset({"peek", "count"})
     for name in ToolApproval(allowed_tools=kept).allowed_tools:
         assert type(name) is str  # as the agent names its tools: an error shows 'peek'
+
+
+def test_an_enum_member_that_is_no_name_is_refused_by_its_own_repr() -> None:
+    class Numbered(enum.Enum):
+        PEEK = enum.auto()
+
+    with pytest.raises(TypeError, match=r"got Numbered: <Numbered.PEEK: 1>"):
+        ToolApproval(allowed_tools=Numbered)
+    with pytest.raises(TypeError, match=r"got the item Numbered: <Numbered.PEEK: 1>"):
+        ToolCache(tools=Numbered)

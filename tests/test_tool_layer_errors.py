@@ -6,6 +6,7 @@ the run."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -86,3 +87,42 @@ def test_the_tools_own_errors_and_its_arguments_go_to_the_model(
 ) -> None:
     result = run(hw.Agent(asking(arguments), tools=[FORMS[form]()]), is_async)
     assert result.text.startswith(told), result.text
+
+
+@hw.before_tool
+def validates(call: hw.ToolCall) -> None:
+    if call.arguments.get("q") == "refused":
+        raise hw.ToolArgumentError("refused by a hook")
+
+
+class Checked:
+    @hw.tool(use=[validates])
+    def look(self, q: str) -> str:
+        """Look."""
+        return q
+
+
+@shapes
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Checked().look,
+        lambda: hw.tool(Checked().look),
+        lambda: hw.tool(functools.partial(Checked().look), name="look"),
+    ],
+    ids=["tool method", "hw.tool(tool method)", "partial of a tool method"],
+)
+def test_a_hooks_own_tool_argument_error_ends_the_run_as_any_hook_error(
+    make: Callable[[], Any], is_async: bool
+) -> None:
+    """Raised by a hook inside the tool, a `ToolArgumentError` is no argument the tool
+    refused: it ends the run, as it does around a plain tool."""
+    with pytest.raises(hw.ToolArgumentError, match="refused by a hook"):
+        run(hw.Agent(asking({"q": "refused"}), tools=[make()]), is_async)
+
+
+@shapes
+def test_an_error_of_the_hook_of_a_tool_inside_a_partial_ends_the_run(is_async: bool) -> None:
+    made = hw.tool(functools.partial(Bot().look), name="look")
+    with pytest.raises(RuntimeError, match="hook bug"):
+        run(hw.Agent(asking({"q": "hook"}), tools=[made]), is_async)

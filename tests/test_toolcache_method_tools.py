@@ -5,6 +5,7 @@ the model's call does not carry); and the name checks name such a tool as the ag
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 from typing import Any
 
@@ -269,3 +270,20 @@ def test_the_agents_cache_leaves_a_partial_of_a_bound_method_uncached(is_async: 
         for who in "AB"
     ]
     assert [a.text for a in answers] == ["xA", "xB"]
+
+
+def test_a_direct_call_of_a_bound_method_tool_stays_uncached_off_its_context() -> None:
+    """A hook that runs the rest of the call in a worker thread (no copy of the context):
+    the direct call itself still says which instance it runs on."""
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+
+    @hw.wrap_tool
+    def in_pool(call: hw.ToolCall, call_next: Any) -> Any:
+        return pool.submit(call_next, call).result()
+
+    cache = ToolCache()
+    try:
+        made = [hw.tool(Clerk(who).plain, use=[in_pool, cache]) for who in "AB"]
+        assert [tool("x") for tool in made] == ["xA", "xB"]
+    finally:
+        pool.shutdown()

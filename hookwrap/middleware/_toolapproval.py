@@ -38,7 +38,8 @@ def _names(value: object) -> frozenset[str]:
             raise ValueError(f"{_ARGUMENT} got an empty tool name")
         else:
             raise TypeError(
-                f"{_ARGUMENT} expects tool names or tools (got {type(item).__name__}: {item!r:.80})"
+                f"{_ARGUMENT} expects tool names or tools "
+                f"(got {type(given).__name__}: {given!r:.80})"
             )
     return frozenset(names)
 

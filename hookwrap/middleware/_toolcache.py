@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import logging
 import threading
@@ -15,7 +13,7 @@ from typing import Any, cast
 from .._errors import check_int
 from .._hooks import Middleware, async_twin, before_agent, wrap_tool
 from .._run import RunContext, RunState
-from .._tool import bound_to
+from .._tool import bound_to, instance_of
 from .._types import AgentSetup, ToolCall
 from ..stores._base import Store, check_store, check_ttl
 from ._shared import AFTER_OTHERS, agent_tool, check_tool_names, given_name, tool_name
@@ -153,18 +151,10 @@ def _tool_names(tools: object) -> frozenset[str] | None:
         elif isinstance(item, str):
             names.add(item)
         else:
-            raise TypeError(f"{expected} (got the item {type(item).__name__}: {item!r})")
+            raise TypeError(f"{expected} (got the item {type(given).__name__}: {given!r})")
     if not names:
         raise ValueError(f"{expected} (got an empty {type(items).__name__}, which caches nothing)")
     return frozenset(names)
-
-
-def _of_method(tool: object) -> bool:
-    """Whether `tool` is made of a bound method (perhaps in a `functools.partial`)."""
-    fn: Any = tool
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return inspect.ismethod(fn)
 
 
 class ToolCache(Middleware):
@@ -273,7 +263,7 @@ class ToolCache(Middleware):
         methods (read from an instance): their calls go uncached, as direct calls do."""
         if self.cached_tools is not None:
             check_tool_names("ToolCache(tools=...)", self.cached_tools, setup)
-        methods = frozenset(tool_name(t) for t in setup.tools if _of_method(t))
+        methods = frozenset(tool_name(t) for t in setup.tools if instance_of(t) is not None)
         if methods:
             run = ctx.run
             self._methods[run] = methods
