@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+from collections.abc import Callable
 from typing import Any, Literal
 
 from ._hooks import KINDS
@@ -164,6 +165,23 @@ def _rows(chains: list[Chain], tool: bool = False) -> list[Row]:
     return rows
 
 
+def _joining(
+    found: list[Chain], joined: list[Hook], origins: list[str], where: Callable[[int], str]
+) -> list[Chain]:
+    """The layers `found` (numbered from 1) as they run in an agent: a lifecycle hook the run
+    has `joined` already left out, the others joining it (`origins` noting `where`)."""
+    chains: list[Chain] = []
+    for depth, layer in enumerate(found, 1):
+        chains.append(
+            Chain(h for h in layer.hooks if h.spec.kind not in RUN_KINDS or h not in joined)
+        )
+        for hook in chains[-1].hooks:
+            if hook.spec.kind in RUN_KINDS:
+                joined.append(hook)
+                origins.append(where(depth))
+    return chains
+
+
 def _agent_rows(agent: Any) -> tuple[list[Row], list[tuple[str, list[Row]]], list[Row]]:
     """An agent's rows before its tool calls, those of its tool calls (`(tool, rows)`), and
     those after.
@@ -197,14 +215,7 @@ def _agent_rows(agent: Any) -> tuple[list[Row], list[tuple[str, list[Row]]], lis
         return f"model, layer {depth - 1}" if many else "model"
 
     stages = [Chain(h for h in chain.hooks if h.spec.kind not in MODEL_KINDS or h not in held)]
-    for depth, layer in enumerate(model_layers, 1):
-        stages.append(
-            Chain(h for h in layer.hooks if h.spec.kind not in RUN_KINDS or h not in joined)
-        )
-        for hook in stages[-1].hooks:
-            if hook.spec.kind in RUN_KINDS:
-                joined.append(hook)
-                origins.append(at(depth))
+    stages += _joining(model_layers, joined, origins, at)
     rows = [(kind, step, hook, depth, at(depth)) for kind, step, hook, depth, _ in _rows(stages)]
     calls: list[tuple[str, list[Row]]] = []
     for tool in agent.tools:
@@ -220,15 +231,7 @@ def _agent_rows(agent: Any) -> tuple[list[Row], list[tuple[str, list[Row]]], lis
                 return f"calling {name}"
             return f"tool {name}, layer {depth - 1}" if many else f"tool {name}"
 
-        own: list[Chain] = []
-        for depth, layer in enumerate(found, 1):
-            own.append(
-                Chain(h for h in layer.hooks if h.spec.kind not in RUN_KINDS or h not in joined)
-            )
-            for hook in own[-1].hooks:
-                if hook.spec.kind in RUN_KINDS:
-                    joined.append(hook)
-                    origins.append(where(depth))
+        own = _joining(found, joined, origins, where)
         # the run's `on_start` steps (the model's too) count on
         started = sum(row[0] == "on_start" for row in rows)
         section = [

@@ -199,28 +199,6 @@ def test_an_unknown_name_lists_a_renamed_tool_method_by_its_tool_name() -> None:
         agent.run("go")
 
 
-def test_a_tool_made_of_a_bound_method_goes_uncached_when_called_directly() -> None:
-    """`hw.tool(instance.method, use=[cache])` called directly: each instance answers for
-    itself, whichever of the method's forms the tool is made of."""
-
-    class Teller:
-        def __init__(self, who: str) -> None:
-            self.who = who
-
-        def plain(self, q: str) -> str:
-            return q + self.who
-
-        @hw.tool
-        def look(self, q: str) -> str:
-            return q + self.who
-
-    cache = ToolCache()
-    for method in ("plain", "look"):
-        first = hw.tool(getattr(Teller("A"), method), use=[cache])
-        second = hw.tool(getattr(Teller("B"), method), use=[cache])
-        assert (first("x"), second("x")) == ("xA", "xB"), method
-
-
 class Clerk:
     def __init__(self, who: str) -> None:
         self.who = who
@@ -231,6 +209,16 @@ class Clerk:
     @hw.tool
     def look(self, q: str) -> str:
         return q + self.who
+
+
+def test_a_tool_made_of_a_bound_method_goes_uncached_when_called_directly() -> None:
+    """`hw.tool(instance.method, use=[cache])` called directly: each instance answers for
+    itself, whichever of the method's forms the tool is made of."""
+    cache = ToolCache()
+    for method in ("plain", "look"):
+        first = hw.tool(getattr(Clerk("A"), method), use=[cache])
+        second = hw.tool(getattr(Clerk("B"), method), use=[cache])
+        assert (first("x"), second("x")) == ("xA", "xB"), method
 
 
 @both
