@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import hookwrap as hw
 from hookwrap.testing import FakeProvider
 
@@ -158,6 +160,7 @@ def test_an_async_stream_through_layers_runs_as_explained() -> None:
 
 
 def test_an_sdk_stream_through_a_wrap_and_a_patch_runs_as_explained() -> None:
+    pytest.importorskip("google.genai")
     log: Log = []
     ends = ("on_chunk", "on_usage", "after_model")
     hw.patch("google-genai", use=hooks(log, "p", *ends))
