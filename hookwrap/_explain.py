@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 from collections.abc import Callable
@@ -62,6 +63,8 @@ def layers(target: Any) -> list[Chain]:
         return [layer.chain for layer in reversed(found)]
     chains: list[Chain] = []
     seen = target
+    if type(seen) is functools.partial:  # `hw.model` of an SDK method with keywords bound
+        seen = seen.func
     while True:
         chain = getattr(seen, "_self_chain", None)
         if not isinstance(chain, Chain):

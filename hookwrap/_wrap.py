@@ -449,6 +449,11 @@ def model(fn: Any = _DECORATOR, /, *, use: Use = ()) -> Any:
         member = _sdk_member(target, Chain(fresh))
         if member is not None:
             return member
+        if type(target) is functools.partial and not target.args:
+            # an SDK method with keywords bound (`model=...`): the method hooked, bound alike
+            member = _sdk_member(target.func, Chain(fresh_hooks(target.func, hooks)))
+            if member is not None:
+                return functools.partial(member, **target.keywords)
         patched = _patched_hooks(target)
         return Wrapped(target, [hook for hook in fresh if hook not in patched])
 
