@@ -191,13 +191,18 @@ _METHODS_TAKEN = (
 def _refuse_other_sdk_method(method: object) -> None:
     """An SDK method other than the ones hookwrap calls with a neutral request (`.parse`,
     `messages.stream`, `chats.send_message`) would be taken for a model function and fail
-    only at its first call, after sending a request: refuse it when it is given."""
+    only at its first call, after sending a request: refuse it when it is given. So is
+    one of a resource's response views (`with_raw_response.create`), a function around
+    the method it gives the raw HTTP response of."""
+    view = ""
+    if not inspect.ismethod(method) and inspect.ismethod(getattr(method, "__wrapped__", None)):
+        method, view = getattr(method, "__wrapped__"), " through a response view"  # noqa: B009
     if not inspect.ismethod(method):
         return
     owner = type(method.__self__)
     if owner.__module__.startswith(_SDK_MODULES):
         raise TypeError(
-            f"{owner.__name__}.{method.__name__} is an SDK method hookwrap cannot call with "
+            f"{owner.__name__}.{method.__name__}{view} is an SDK method hookwrap cannot call with "
             f"a request of its own; give {_METHODS_TAKEN}, bound with its model "
             "(functools.partial(client.chat.completions.create, model=...)), or the client "
             "and its model: (client, 'model name')"

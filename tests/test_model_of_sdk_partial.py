@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import hookwrap as hw
+from hookwrap.middleware import Fallback
 from hookwrap.testing import FakeProvider
 
 openai = pytest.importorskip("openai")
@@ -52,3 +53,19 @@ def test_as_an_agents_model_it_runs_its_hooks_and_explain_shows_them(is_async: b
     assert [(row[0], row[2], row[-1]) for row in rows] == [
         ("before_model", "noting.<locals>.note", "model")
     ]
+
+
+@pytest.mark.parametrize("view", ["with_raw_response", "with_streaming_response"])
+@pytest.mark.parametrize("hooked", [False, True], ids=["bare", "hw.model"])
+def test_a_response_view_of_the_method_is_refused_when_the_agent_is_made(
+    view: str, hooked: bool
+) -> None:
+    """It answers with the HTTP response, no model's answer: refused as any SDK method the
+    agent cannot call is, when the agent is made (not with an error at the first call)."""
+    client = FakeProvider(["hello"]).openai()
+    method: Any = functools.partial(getattr(client.chat.completions, view).create, model="gpt-4o")
+    given = hw.model(method, use=[noting([])]) if hooked else method
+    with pytest.raises(TypeError, match=r"Completions\.create through a response view is an SDK"):
+        hw.Agent(given)
+    with pytest.raises(TypeError, match="Fallback"):
+        Fallback(models=[given])
