@@ -125,6 +125,20 @@ def measure(variants: dict[str, Callable[[], float]], rounds: int) -> dict[str, 
     return best
 
 
+def core_variants() -> dict[str, Callable[[str], Any]]:
+    """The plain-function calls `main` times, for `bench.instructions --core`."""
+    return {
+        "plain call": plain,
+        "1 closure layer": closures(1),
+        "floor, 5 hooks (2 before, 2 after, 1 wrap)": floor.model(plain, **floor.hooks(2, 2, 1)),
+        "hookwrap, 1 before hook": hw.model(plain, use=noop_hooks(1, 0, 0)),
+        "hookwrap, 5 hooks (2 before, 2 after, 1 wrap)": hw.model(plain, use=noop_hooks(2, 2, 1)),
+        "hookwrap, 25 hooks (10 before, 10 after, 5 wrap)": hw.model(
+            plain, use=noop_hooks(10, 10, 5)
+        ),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds")

@@ -5,11 +5,13 @@ machine is. They still differ between runs of the same code (the google-genai SD
 count has moved by up to 15% between runs), so compare figures from one run only, and
 repeat a run before trusting a small difference. The children run with a fixed hash seed.
 
-Run: `python -m bench.instructions` (needs `valgrind`; slow: over ten minutes per SDK, so
-`--only google` picks one). `--cache` runs cachegrind instead, which simulates the CPU's
-caches: besides instructions it counts the first-level instruction and data cache misses
-per call, which is where a hooked SDK call's wall-clock cost goes beyond its instructions
-(hookwrap's code and data are cold again after the SDK's own work of each call).
+Run: `python -m bench.instructions` (needs `valgrind`; slow: over ten minutes per SDK,
+so `--only google` picks one). `--core` counts the plain-function calls of `python -m
+bench` instead (about a minute): the core's cost against the floor, without an SDK's
+noise. `--cache` runs cachegrind instead, which simulates the CPU's caches: besides
+instructions it counts the first-level instruction and data cache misses per call, which
+is where a hooked SDK call's wall-clock cost goes beyond its instructions (hookwrap's
+code and data are cold again after the SDK's own work of each call).
 
 Each variant of `bench.sdk` runs in its own process under valgrind twice, with `--calls`
 calls and with none, and the difference divided by `--calls` is its cost per call. The
@@ -52,11 +54,23 @@ gc.disable()
 for _ in range(int(sys.argv[2])):
     once()
 """
+# `--core`: the calls of `python -m bench`, on a plain function (no SDK imported)
+CORE_CHILD = """
+import gc, sys
+from bench.__main__ import core_variants
+call = core_variants()[sys.argv[1]]
+for _ in range(50):
+    call("hi")
+gc.collect()
+gc.disable()
+for _ in range(int(sys.argv[2])):
+    call("hi")
+"""
 
 
-def _valgrind(tool: tuple[str, ...], name: str, calls: int) -> str:
+def _valgrind(tool: tuple[str, ...], name: str, calls: int, child: str = CHILD) -> str:
     done = subprocess.run(
-        [*tool, sys.executable, "-c", CHILD, name, str(calls)],
+        [*tool, sys.executable, "-c", child, name, str(calls)],
         capture_output=True,
         text=True,
         check=True,
@@ -65,8 +79,8 @@ def _valgrind(tool: tuple[str, ...], name: str, calls: int) -> str:
     return done.stderr
 
 
-def instructions(name: str, calls: int) -> int:
-    report = _valgrind(VALGRIND, name, calls)
+def instructions(name: str, calls: int, child: str = CHILD) -> int:
+    report = _valgrind(VALGRIND, name, calls, child)
     found = re.search(r"Collected : (\d+)", report)
     if found is None:
         raise RuntimeError(f"no instruction count from callgrind:\n{report}")
@@ -90,9 +104,13 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=100, help="calls counted per variant")
     parser.add_argument("--only", help="only the SDK calls whose name contains this")
     parser.add_argument("--cache", action="store_true", help="cache misses too (cachegrind)")
+    parser.add_argument("--core", action="store_true", help="the plain-function calls instead")
     opts = parser.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed")
+    if opts.core:
+        core(opts.calls * 20)
+        return
     from bench.sdk import WRAPPED, clients
 
     names = [n for n in clients() if "hand-written" not in n and (opts.only or "") in n]
@@ -117,6 +135,28 @@ def main() -> None:
             mark = f"{100 * (mine / sdk - 1):+6.1f}%" if WRAPPED in name else ""
             print(f" {mine:>13,.0f} {mark:>7}", end="")
         print()
+
+
+def core(calls: int) -> None:
+    """The calls of `python -m bench` on a plain function, in instructions per call, and
+    in closure layers (the instructions one hand-written pass-through function adds)."""
+    from bench.__main__ import core_variants
+
+    names = list(core_variants())
+    runs = [(name, n) for name in names for n in (0, calls)]
+
+    def counted(run: tuple[str, int]) -> int:
+        return instructions(run[0], run[1], CORE_CHILD)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        counts = dict(zip(runs, pool.map(counted, runs), strict=True))
+    per = {name: (counts[name, calls] - counts[name, 0]) / calls for name in names}
+    plain = per["plain call"]
+    layer = per["1 closure layer"] - plain
+    print(f"one closure layer = {layer:,.0f} instructions\n")
+    print(f"{'variant (plain function)':<52} {'instructions':>13} {'layers over plain':>18}")
+    for name, count in per.items():
+        print(f"{name:<52} {count:>13,.0f} {(count - plain) / layer:>18.1f}")
 
 
 if __name__ == "__main__":
