@@ -193,10 +193,11 @@ class _Session:
 class _Runner:
     """One tool as the agent runs it: the tool's own hooks, inside the agent's tool hooks."""
 
-    __slots__ = ("engine", "is_async", "tool")
+    __slots__ = ("engine", "fn", "is_async", "tool")
 
     def __init__(self, tool: Tool[..., Any], hooks: Stack | None) -> None:
         self.tool = tool
+        self.fn = tool  # what the agent's tool hooks run around (`ToolEngine.instance`)
         engine: ToolEngine = tool._self_engine  # pyright: ignore[reportPrivateUsage]
         self.is_async = engine.is_async
         self.engine: ToolEngine | None = None

@@ -1060,7 +1060,9 @@ class ToolEngine(_Shared):
         # `_Runner` passes the call itself on, with its id)
         self.hands_over = self.own and self._opens_call(binding.fn)
         # the object a tool made of a bound method runs on: its answers may depend on it
-        self.instance = instance_of(binding.fn) if self.own else None
+        self.instance = instance_of(binding.fn)
+        if self.hands_over:  # the tool inside gives its `ctx` the one its own hooks see
+            binding.passes_ctx = False
         self.name = name
         self.before = chain["before_tool"]
         self.after = chain["after_tool"]

@@ -289,7 +289,8 @@ class ToolBinding:
         # a `ctx` parameter receives the tool call's RunContext; the model never sees it
         self.takes_ctx = "ctx" in self.params
         # this binding passes it, unless `fn` is a tool that passes the one its own hooks
-        # see (`Tool` clears it then)
+        # see, and the layer around it leaves `ctx` out of what its hooks see (its
+        # `ToolEngine` clears it then)
         self.passes_ctx = self.takes_ctx
         # what a `functools.partial` binds is the tool's own (an API key, a connection):
         # the model neither sees it nor gives it

@@ -285,7 +285,6 @@ class Tool(_Proxy, Generic[P, R]):
         chain = Chain(hooks)
         is_async = inspect.iscoroutinefunction(fn)
         engine = ToolEngine(binding, chain, is_async, tool_name)
-        _pass_ctx(binding, engine)
         runner: Callable[..., Any] = _direct
         if chain.hooks or binding.takes_ctx:  # `ctx` needs the run a hooked call opens
             runner = engine.acall if is_async else engine.call
@@ -345,7 +344,6 @@ class Tool(_Proxy, Generic[P, R]):
             binding.fn = self  # (not `bound`, which holds its instance)
             is_async: bool = self._self_engine.is_async
             engine = ToolEngine(binding, Chain([]), is_async, self.name)
-            _pass_ctx(binding, engine)
             self._self_on_instance = engine
         return engine
 
@@ -383,14 +381,6 @@ class Tool(_Proxy, Generic[P, R]):
             f"(got {got}); call {self.name}.{method}(hw.ToolCall('call_1', {self.name!r}, "
             f"{arguments}))"
         )
-
-
-def _pass_ctx(binding: ToolBinding, engine: ToolEngine) -> None:
-    """Let the tool inside a tool made of a tool (a method tool read from an instance among
-    them) give its `ctx` the RunContext its own hooks see; the layer around it leaves `ctx`
-    out of what it passes on, so that its hooks see only the arguments the spec names."""
-    if engine.hands_over:
-        binding.passes_ctx = False
 
 
 def _invoke(engine: ToolEngine, call: ToolCall) -> Any:

@@ -12,11 +12,10 @@ from typing import Any, cast
 
 from .._errors import check_int
 from .._hooks import Middleware, async_twin, before_agent, wrap_tool
-from .._run import RunContext, RunState
-from .._tool import bound_to, instance_of
+from .._tool import bound_to
 from .._types import AgentSetup, ToolCall
 from ..stores._base import Store, check_store, check_ttl
-from ._shared import AFTER_OTHERS, agent_tool, check_tool_names, given_name, tool_name
+from ._shared import AFTER_OTHERS, agent_tool, check_tool_names, given_name
 
 __all__ = ["ToolCache"]
 
@@ -202,8 +201,6 @@ class ToolCache(Middleware):
         self._cache: _Memory | _Shared = (
             _Memory(max_size, seconds) if store is None else _Shared(store, seconds)
         )
-        # agent run -> the names of its tools made of methods, while it runs (see `check_tools`)
-        self._methods: dict[RunState, frozenset[str]] = {}
 
     def __repr__(self) -> str:
         where = "memory" if self.store is None else repr(self.store)
@@ -224,15 +221,8 @@ class ToolCache(Middleware):
             return None
         return f"{call.name}:{arguments}"
 
-    def _run_key(self, call: ToolCall, ctx: RunContext[Any]) -> str | None:
-        """`key`, or `None` for a call of a tool the agent running it made of a method: the
-        model's call carries no instance for `key` to see."""
-        if self._methods and call.name in self._methods.get(ctx.run, ()):
-            return None
-        return self.key(call)
-
-    async def _acached(self, call: ToolCall, call_next: Any, ctx: RunContext[Any]) -> Any:
-        key = self._run_key(call, ctx)
+    async def _acached(self, call: ToolCall, call_next: Any) -> Any:
+        key = self.key(call)
         if key is None:
             return await call_next(call)
         found = await self._cache.aget(key)
@@ -244,9 +234,9 @@ class ToolCache(Middleware):
 
     @wrap_tool
     @async_twin(_acached)
-    def cached(self, call: ToolCall, call_next: Any, ctx: RunContext[Any]) -> Any:
+    def cached(self, call: ToolCall, call_next: Any) -> Any:
         """Return the cached result of this call, or call the tool and cache what it returns."""
-        key = self._run_key(call, ctx)
+        key = self.key(call)
         if key is None:
             return call_next(call)
         found = self._cache.get(key)
@@ -257,14 +247,8 @@ class ToolCache(Middleware):
         return result
 
     @before_agent(priority=AFTER_OTHERS)
-    def check_tools(self, setup: AgentSetup, ctx: RunContext[Any]) -> None:
+    def check_tools(self, setup: AgentSetup) -> None:
         """Refuse, as the agent starts, a name in `tools` that is none of its tools (a typo):
-        it would never be cached. Note, until the run ends, which of its tools are made of
-        methods (read from an instance): their calls go uncached, as direct calls do."""
+        it would never be cached."""
         if self.cached_tools is not None:
             check_tool_names("ToolCache(tools=...)", self.cached_tools, setup)
-        methods = frozenset(tool_name(t) for t in setup.tools if instance_of(t) is not None)
-        if methods:
-            run = ctx.run
-            self._methods[run] = methods
-            ctx.defer(lambda: self._methods.pop(run, None))
