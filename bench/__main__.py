@@ -131,6 +131,9 @@ def core_variants() -> dict[str, Callable[[str], Any]]:
         "plain call": plain,
         "1 closure layer": closures(1),
         "floor, 5 hooks (2 before, 2 after, 1 wrap)": floor.model(plain, **floor.hooks(2, 2, 1)),
+        "floor, 25 hooks (10 before, 10 after, 5 wrap)": floor.model(
+            plain, **floor.hooks(10, 10, 5)
+        ),
         "hookwrap, 1 before hook": hw.model(plain, use=noop_hooks(1, 0, 0)),
         "hookwrap, 5 hooks (2 before, 2 after, 1 wrap)": hw.model(plain, use=noop_hooks(2, 2, 1)),
         "hookwrap, 25 hooks (10 before, 10 after, 5 wrap)": hw.model(
