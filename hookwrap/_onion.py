@@ -123,7 +123,7 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
         @as_call_next
         def call_next(request: Any) -> Any:
             try:
-                got.append(inner(request))
+                got.append(_taken(hook, inner(request)))
             except BaseException as exc:
                 _failed(got, exc)
                 raise
@@ -134,7 +134,7 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                 result = fn(request, call_next, ctx=current_var.get())
             else:
                 result = fn(request, call_next)
-            return coerce(hook, result, request, _again(got, inner, request))
+            return coerce(hook, _given(result), request, _again(got, inner, request))
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
                 _own(hook, exc, request)
@@ -166,14 +166,116 @@ def _last(got: list[Any]) -> Any:
     last = got[-1]
     if isinstance(last, _Failed):
         raise last.error
+    if last.__class__ in _TAKEN:
+        return last.rest() if last.taken else last.stream
     return last
 
 
-def _again(got: list[Any], inner: Any, request: Any) -> Callable[[], Any]:
+class _Rest:
     """What a fail-open hook's stream leaves once it failed: the inner call's last stream,
     read on from where the hook left it (or its error again), else the inner call made now
     (for an async onion, awaited by `aguarded`)."""
-    return lambda: _last(got) if got else inner(request)
+
+    __slots__ = ("got", "inner", "request")
+
+    def __init__(self, got: list[Any], inner: Any, request: Any) -> None:
+        self.got = got
+        self.inner = inner
+        self.request = request
+
+    def __call__(self) -> Any:
+        return _last(self.got) if self.got else self.inner(self.request)
+
+    def answered(self) -> None:
+        """The hook's stream gave a chunk: what it took from `call_next` so far is its."""
+        for given in self.got:
+            if given.__class__ in _TAKEN:
+                given.taken.clear()
+
+
+_again = _Rest
+
+
+class _Taken:
+    """The stream `call_next` gave a fail-open hook, noting the chunks the hook took from it
+    since its own stream last gave one: if the hook fails, they go on first (`rest`), as
+    they are still the caller's."""
+
+    __slots__ = ("stream", "taken")
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.taken: list[Any] = []
+
+    def __iter__(self) -> Any:
+        return self
+
+    def __next__(self) -> Any:
+        item = next(self.stream)
+        self.taken.append(item)
+        return item
+
+    def close(self) -> None:
+        close = getattr(self.stream, "close", None)
+        if close is not None:
+            close()
+
+    def rest(self) -> Iterator[Any]:
+        taken, self.taken = self.taken, []
+        try:
+            yield from taken
+            yield from self.stream
+        finally:  # left early: closed now, not when collected
+            self.close()
+
+
+class _ATaken:
+    """`_Taken` of an async stream."""
+
+    __slots__ = ("stream", "taken")
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.taken: list[Any] = []
+
+    def __aiter__(self) -> Any:
+        return self
+
+    async def __anext__(self) -> Any:
+        item = await self.stream.__anext__()
+        self.taken.append(item)
+        return item
+
+    async def aclose(self) -> None:
+        aclose = getattr(self.stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    async def rest(self) -> AsyncIterator[Any]:
+        taken, self.taken = self.taken, []
+        try:
+            for item in taken:
+                yield item
+            async for item in self.stream:
+                yield item
+        finally:  # left early: closed now, not when collected
+            await self.aclose()
+
+
+_TAKEN = (_Taken, _ATaken)
+
+
+def _taken(hook: Hook, value: Any) -> Any:
+    """`value` as `call_next` gives it to `hook`: a fail-open hook's stream noting what the
+    hook takes from it (see `_Taken`)."""
+    if not hook.spec.fail_open or not is_stream(value):
+        return value
+    return _ATaken(value) if hasattr(value.__class__, "__anext__") else _Taken(value)
+
+
+def _given(value: Any) -> Any:
+    """What the inner call gave, `value` being what the hook got or passed on of it."""
+    return value.stream if value.__class__ in _TAKEN else value
 
 
 def _inside(exc: BaseException, call: Any) -> bool:
@@ -214,15 +316,22 @@ def _failed_stream(hook: Hook, exc: BaseException, call: Any) -> bool:
     return True
 
 
-def guarded(
-    hook: Hook, stream: Iterator[Any], call: Any, rest: Callable[[], Any] | None
-) -> Iterator[Any]:
+def guarded(hook: Hook, stream: Iterator[Any], call: Any, rest: _Rest | None) -> Iterator[Any]:
     """A stream a `wrap_model` hook made, read as the caller pulls it. The hook's code runs
     here, after its layer returned: an error it raises gets the note naming it, and a
     fail-open hook's is logged and the hook left out, the stream going on with `rest()`."""
     try:
-        yield from stream
+        if rest is None or not hook.spec.fail_open:
+            yield from stream
+        else:
+            for item in stream:
+                rest.answered()
+                yield item
     except GeneratorExit:
+        if rest is not None and hook.spec.fail_open:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
         raise
     except BaseException as exc:
         if not _failed_stream(hook, exc, call) or rest is None:
@@ -239,12 +348,14 @@ def guarded(
 
 
 async def aguarded(
-    hook: Hook, stream: AsyncIterator[Any], call: Any, rest: Callable[[], Any] | None
+    hook: Hook, stream: AsyncIterator[Any], call: Any, rest: _Rest | None
 ) -> AsyncIterator[Any]:
     again: Any = None
     try:
         try:
             async for item in stream:
+                if rest is not None:
+                    rest.answered()
                 yield item
         except GeneratorExit:
             raise
@@ -287,7 +398,7 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                     return coerce(hook, sent.value, request, _again(list(got), inner, request))
                 _yielded(hook, sent)
                 try:
-                    response = inner(sent)
+                    response = _taken(hook, inner(sent))
                 except BaseException as inner_exc:
                     got.append(_Failed(inner_exc))
                     try:
@@ -300,8 +411,10 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                     sent = gen.send(response)
                 except StopIteration as stop:
                     if stop.value is None:
-                        return response
-                    return coerce(hook, stop.value, request, _again(list(got), inner, request))
+                        return _given(response)
+                    return coerce(
+                        hook, _given(stop.value), request, _again(list(got), inner, request)
+                    )
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
                 _own(hook, exc, request)
@@ -319,10 +432,10 @@ def _swallowed(
     """What a generator-form hook that caught the inner call's error and returned leaves:
     its own answer, else the inner call's last response, else that error again."""
     if value is not None:
-        return coerce(hook, value, request, _again(list(got), inner, request))
+        return coerce(hook, _given(value), request, _again(list(got), inner, request))
     for answer in reversed(got):
         if not isinstance(answer, _Failed):
-            return answer
+            return _given(answer)
     raise got[-1].error
 
 
@@ -354,7 +467,7 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
 
             async def recorded(request: Any) -> Any:
                 try:
-                    got.append(await inner(request))
+                    got.append(_taken(hook, await inner(request)))
                 except BaseException as exc:
                     _failed(got, exc)
                     raise
@@ -372,7 +485,7 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
             if isinstance(result, ModelResponse):
                 return result
             rest = _again(got, inner, request) if hook.spec.fail_open else None
-            return coerce(hook, result, request, rest)
+            return coerce(hook, _given(result), request, rest)
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
                 _own(hook, exc, request)
@@ -400,7 +513,7 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                     return coerce(hook, sent.value, request, _again(list(got), inner, request))
                 _yielded(hook, sent)
                 try:
-                    response = await inner(sent)
+                    response = _taken(hook, await inner(sent))
                 except BaseException as inner_exc:
                     got.append(_Failed(inner_exc))
                     try:
@@ -413,8 +526,10 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                     sent = gen.send(response)
                 except StopIteration as stop:
                     if stop.value is None:
-                        return response
-                    return coerce(hook, stop.value, request, _again(list(got), inner, request))
+                        return _given(response)
+                    return coerce(
+                        hook, _given(stop.value), request, _again(list(got), inner, request)
+                    )
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
                 _own(hook, exc, request)
@@ -447,7 +562,7 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                     return coerce(hook, sent.value, request, _again(list(got), inner, request))
                 _yielded(hook, sent)
                 try:
-                    response = await inner(sent)
+                    response = _taken(hook, await inner(sent))
                 except BaseException as inner_exc:
                     got.append(_Failed(inner_exc))
                     try:
@@ -459,7 +574,7 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                 try:
                     sent = await gen.asend(response)
                 except StopAsyncIteration:
-                    return response
+                    return _given(response)
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
                 _own(hook, exc, request)

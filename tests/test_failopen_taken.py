@@ -1,0 +1,216 @@
+"""A fail-open `wrap_model` hook that fails while streaming is left out, and the caller gets
+the rest of the stream its `call_next` gave, from where the hook left it: the chunks the
+hook took since it last gave one out (it failed before answering for them) go on first,
+so a forgiven hook never makes text vanish from an answer that looks whole."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+
+import hookwrap as hw
+from hookwrap.testing import FakeProvider
+
+USER = [{"role": "user", "content": "hi"}]
+WORDS = ["one ", "two ", "three"]
+
+
+def words(messages: Any) -> Iterator[str]:
+    yield from WORDS
+
+
+async def awords(messages: Any) -> AsyncIterator[str]:
+    for word in WORDS:
+        yield word
+
+
+def read(target: Any, hook: Any, is_async: bool) -> list[str]:
+    stream = hw.model(target, use=[hook])(USER)
+    if not is_async:
+        return list(stream)
+
+    async def pull() -> list[str]:
+        return [item async for item in stream]
+
+    return asyncio.run(pull())
+
+
+def upper(chunk: hw.Chunk) -> hw.Chunk:
+    if chunk.text == "two ":
+        raise RuntimeError("hook bug")
+    return chunk.replace(text=chunk.text.upper())
+
+
+def failing_on_two() -> dict[str, list[Any]]:
+    """Hooks that upper-case the chunks and fail on the second, one per form and shape."""
+
+    @hw.wrap_model(fail_open=True)
+    def call_next_form(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
+        for chunk in call_next(request):
+            yield upper(chunk)
+
+    @hw.wrap_model(fail_open=True)
+    def generator_form(request: hw.ModelRequest) -> Any:
+        stream = yield request
+        return (upper(chunk) for chunk in stream)
+
+    @hw.wrap_model(fail_open=True)
+    def async_generator_form(request: hw.ModelRequest) -> Any:
+        stream = yield request
+
+        async def made() -> AsyncIterator[hw.Chunk]:
+            async for chunk in stream:
+                yield upper(chunk)
+
+        return made()
+
+    @hw.wrap_model(fail_open=True)
+    async def acall_next_form(request: hw.ModelRequest, call_next: Any) -> AsyncIterator[hw.Chunk]:
+        async for chunk in await call_next(request):
+            yield upper(chunk)
+
+    @hw.wrap_model(fail_open=True)
+    async def agenerator_form(request: hw.ModelRequest) -> Any:
+        stream = yield request
+
+        async def made() -> AsyncIterator[hw.Chunk]:
+            async for chunk in stream:
+                yield upper(chunk)
+
+        yield hw.Respond(made())
+
+    return {
+        "sync": [call_next_form, generator_form],
+        "async": [acall_next_form, async_generator_form, agenerator_form],
+    }
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_the_chunk_a_fail_open_hook_failed_on_goes_on_as_it_came(
+    is_async: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    for hook in failing_on_two()["async" if is_async else "sync"]:
+        caplog.clear()
+        with caplog.at_level(logging.ERROR, logger="hookwrap"):
+            got = read(awords if is_async else words, hook, is_async)
+        assert got == ["ONE ", "two ", "three"], hook
+        assert "hook bug" in caplog.text
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_every_chunk_a_fail_open_hook_held_back_goes_on(is_async: bool) -> None:
+    """A hook that takes chunks ahead (a look-ahead window, say) and fails gives none out:
+    all it took go on, in order."""
+
+    @hw.wrap_model(fail_open=True)
+    def ahead(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
+        stream = call_next(request)
+        next(stream)
+        next(stream)
+        raise RuntimeError("window broke")
+        yield  # a generator
+
+    @hw.wrap_model(fail_open=True)
+    async def aahead(request: hw.ModelRequest, call_next: Any) -> AsyncIterator[hw.Chunk]:
+        stream = await call_next(request)
+        await stream.__anext__()
+        await stream.__anext__()
+        raise RuntimeError("window broke")
+        yield  # a generator
+
+    got = read(awords if is_async else words, aahead if is_async else ahead, is_async)
+    assert got == WORDS
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_chunk_the_hook_answered_for_is_not_sent_twice(is_async: bool) -> None:
+    """A chunk the hook gave something out for (here an expansion) is its: failing before
+    taking the next leaves nothing to repeat. (This held before chunks taken were handed
+    on too; it guards that they are not handed on twice.)"""
+
+    @hw.wrap_model(fail_open=True)
+    def split(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
+        for chunk in call_next(request):
+            yield chunk.replace(text="1a ")
+            yield chunk.replace(text="1b ")
+            raise RuntimeError("after the first")
+
+    @hw.wrap_model(fail_open=True)
+    async def asplit(request: hw.ModelRequest, call_next: Any) -> AsyncIterator[hw.Chunk]:
+        async for chunk in await call_next(request):
+            yield chunk.replace(text="1a ")
+            yield chunk.replace(text="1b ")
+            raise RuntimeError("after the first")
+
+    got = read(awords if is_async else words, asplit if is_async else split, is_async)
+    assert got == ["1a ", "1b ", "two ", "three"]
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_chunk_taken_before_the_hooks_layer_failed_goes_on(is_async: bool) -> None:
+    """A `call_next` hook that reads the first chunk in its own body, then fails before
+    returning a stream: the whole stream goes on, that chunk first."""
+
+    @hw.wrap_model(fail_open=True)
+    def peeks(request: hw.ModelRequest, call_next: Any) -> Any:
+        next(call_next(request))
+        raise RuntimeError("peeked")
+
+    @hw.wrap_model(fail_open=True)
+    async def apeeks(request: hw.ModelRequest, call_next: Any) -> Any:
+        await (await call_next(request)).__anext__()
+        raise RuntimeError("peeked")
+
+    got = read(awords if is_async else words, apeeks if is_async else peeks, is_async)
+    assert got == WORDS
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_closing_early_after_the_hook_failed_closes_the_model_at_once(is_async: bool) -> None:
+    closed: list[str] = []
+
+    def model(messages: Any) -> Iterator[str]:
+        try:
+            yield from WORDS
+        finally:
+            closed.append("model")
+
+    async def amodel(messages: Any) -> AsyncIterator[str]:
+        try:
+            for word in WORDS:
+                yield word
+        finally:
+            closed.append("model")
+
+    hook = failing_on_two()["async" if is_async else "sync"][0]
+    stream = hw.model(amodel if is_async else model, use=[hook])(USER)
+    if is_async:
+
+        async def two() -> list[str]:
+            got = [await stream.__anext__(), await stream.__anext__()]
+            await stream.aclose()
+            return got
+
+        assert asyncio.run(two()) == ["ONE ", "two "]
+    else:
+        assert [next(stream), next(stream)] == ["ONE ", "two "]
+        stream.close()
+    assert closed == ["model"]
+
+
+def test_an_sdk_stream_keeps_the_chunk_a_fail_open_hook_failed_on() -> None:
+    @hw.wrap_model(fail_open=True)
+    def shout(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
+        for n, chunk in enumerate(call_next(request)):
+            if chunk.kind == "text" and n == 2:
+                raise RuntimeError("hook bug")
+            yield chunk
+
+    client = hw.wrap(FakeProvider(["Hello there"], chunk_size=2).openai(), use=[shout])
+    stream = client.chat.completions.create(model="m", messages=USER, stream=True)
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert text == "Hello there"
