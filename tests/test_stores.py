@@ -4,8 +4,10 @@ str keys, expiry after `ttl` seconds, sync and async, safe across threads."""
 from __future__ import annotations
 
 import asyncio
+import enum
 import math
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -175,6 +177,33 @@ JSON_VALUES = [
 ]
 
 
+class Color(str, enum.Enum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class Name(str):
+    pass
+
+
+# values `json.dumps` would write, which would come back as something else or not at all
+PLAIN = ", which would come back as a plain"
+SURROGATE = "holds the lone surrogate"
+CHANGED_VALUES: list[tuple[object, str]] = [
+    (Level.HIGH, f"the value is of type Level (<Level.HIGH: 3>){PLAIN} int"),
+    (Color.RED, f"the value is of type Color (<Color.RED: 'red'>){PLAIN} str"),
+    ({"a": [Name("x")]}, f"the value['a'][0] is of type Name ('x'){PLAIN} str"),
+    (OrderedDict(a=1), f"the value is of type OrderedDict (OrderedDict([('a', 1)])){PLAIN} dict"),
+    ({Color.RED: 1}, f"key <Color.RED: 'red'> of type Color (JSON keys are str){PLAIN} str"),
+    ("x\ud800", f"the value is a str that {SURROGATE} '\\ud800' at index 1 (not Unicode text)"),
+    ([{"k": "\udfff!"}], f"the value[0]['k'] is a str that {SURROGATE} '\\udfff' at index 0"),
+    ({"k\ud800": 1}, f"the value has the key 'k\\ud800', which {SURROGATE} '\\ud800' at index 1"),
+]
+
+
 def assert_refused_when_closed(store: Store, name: str) -> None:
     """Every method of a closed `store` raises a ValueError naming it as closed."""
     calls: list[Callable[[], object]] = [
@@ -259,6 +288,21 @@ class StoreContract:
         assert problem in str(caught.value)
         with pytest.raises(TypeError, match="'user:42'"):
             asyncio.run(store.aset("user:42", value))
+        assert store.get("user:42") == "before"
+
+    @pytest.mark.parametrize(("value", "problem"), CHANGED_VALUES)
+    def test_a_value_that_would_not_come_back_as_given_is_a_type_error_naming_the_spot(
+        self, store: Store, value: Any, problem: str
+    ) -> None:
+        store.set("user:42", "before")
+        for call in (
+            lambda: store.set("user:42", value),
+            lambda: asyncio.run(store.aset("user:42", value)),
+        ):
+            with pytest.raises(TypeError) as caught:
+                call()
+            assert str(caught.value).startswith("cannot store 'user:42': ")
+            assert problem in str(caught.value)
         assert store.get("user:42") == "before"
 
     @pytest.mark.parametrize("key", [1, None, b"k"])

@@ -30,7 +30,7 @@ pytest.importorskip("redis")
             "unix:///run/redis.sock?db=1&password=SECRETPW",
             "unix:///run/redis.sock?db=1&password=***",
         ),
-        ("redis://h/0?passwords=1", "redis://h/0?passwords=1"),  # not a password
+        ("redis://h/0?client_name=password", "redis://h/0?client_name=password"),  # no password
     ],
 )
 def test_repr_hides_a_password_in_the_query(url: str, shown: str) -> None:
@@ -56,6 +56,44 @@ def test_a_bad_url_is_refused_without_its_password(url: str) -> None:
         RedisStore(url)
     assert "password=***" in str(caught.value)
     assert "SECRETPW" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (
+            "redis://127.0.0.1:6379/0?max_conections=5",
+            "redis takes no query option 'max_conections' (did you mean 'max_connections'?); "
+            "it takes ",
+        ),
+        ("redis://h/0?socket_timeout=5&colour=blue", "redis takes no query option 'colour';"),
+        ("redis://h/0?nodelay", "redis takes no query option 'nodelay';"),  # with no value too
+        ("redis://h/0?ssl_certfile=c.pem", "'ssl_certfile'"),  # a rediss:// one
+        ("unix:///run/redis.sock?db=1&password=SECRETPW&pot=1", "'pot'"),
+        ("unix:///run/redis.sock?host=h", "'host'"),  # a socket has no host
+    ],
+)
+def test_a_query_option_redis_does_not_take_is_refused_naming_it(url: str, message: str) -> None:
+    """redis would hand it on to its connections, and the first call would fail with a
+    `TypeError` of theirs."""
+    with pytest.raises(ValueError, match="expects a redis://") as caught:
+        RedisStore(url)
+    assert message in str(caught.value)
+    assert "db, " in str(caught.value)  # the options it takes are listed
+    assert "SECRETPW" not in str(caught.value)
+
+
+def test_the_options_redis_takes_work_sync_and_async(redis_url: str) -> None:  # noqa: F811
+    options = "socket_timeout=5&health_check_interval=30&client_name=hw&max_connections=4"
+    with RedisStore(f"{redis_url}?{options}", prefix="opt:") as store:
+        store.set("k", [1])
+
+        async def read() -> Any:
+            return await store.aget("k")
+
+        assert asyncio.run(read()) == [1]
+        assert store.get("k") == [1]
+        store.delete("k")
 
 
 @pytest.fixture

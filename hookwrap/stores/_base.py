@@ -37,10 +37,11 @@ class Store(Protocol):
     """Key/value storage for JSON-compatible data, with optional expiry.
 
     Values are JSON data: `dict` (with `str` keys), `list`, `str`, `int`, `float` (finite),
-    `bool` and `None`, nested freely. A store keeps a copy: mutating a value after `set`,
-    or the value `get` returned, does not change what is stored. Keys are `str`. A stored
-    `None` reads the same as a missing key. Implementations are safe to share between
-    threads; the `a*` methods are for async callers.
+    `bool` and `None`, nested freely; exactly those types, not subclasses of them. A store
+    keeps a copy: mutating a value after `set`, or the value `get` returned, does not
+    change what is stored. Keys are `str`. A stored `None` reads the same as a missing key.
+    Implementations are safe to share between threads; the `a*` methods are for async
+    callers.
     """
 
     def get(self, key: str) -> Any | None:
@@ -125,18 +126,21 @@ def dump(key: str, value: object) -> str:
 def _not_json(value: object, where: str, parents: set[int]) -> str | None:
     """What in `value` is not JSON data (`where` names the spot), or None if it all is.
 
-    Stricter than `json.dumps`, which would quietly turn tuples into lists and `int` keys
-    into `str`, so that what a store gives back is what it was given.
+    Stricter than `json.dumps`, which would quietly turn tuples into lists, `int` keys
+    into `str` and an `IntEnum` into an `int`, so that what a store gives back is what it
+    was given: the types must be exactly the built-in ones.
     """
-    if value is None or isinstance(value, (str, bool, int)):
+    if value is None or type(value) is bool or type(value) is int:
         return None
-    if isinstance(value, float):
+    if type(value) is str:
+        return _not_text(value, f"{where} is a str that")
+    if type(value) is float:
         return None if math.isfinite(value) else f"{where} is {value!r} (not JSON)"
     container: list[Any] | dict[Any, Any]
-    if isinstance(value, (list, dict)):
+    if type(value) is list or type(value) is dict:
         container = value  # pyright: ignore[reportUnknownVariableType]
     else:
-        return f"{where} is of type {type(value).__name__} ({_short(value)})"
+        return f"{where} is of type {type(value).__name__} ({_short(value)}){_plain(value)}"
     if id(container) in parents:
         return f"{where} contains itself"
     parents.add(id(container))
@@ -148,15 +152,38 @@ def _not_json(value: object, where: str, parents: set[int]) -> str | None:
                     return problem
             return None
         for name, item in container.items():
-            if not isinstance(name, str):
-                kind = type(name).__name__
-                return f"{where} has the key {name!r} of type {kind} (JSON keys are str)"
+            if type(name) is not str:
+                return (
+                    f"{where} has the key {name!r} of type {type(name).__name__} "
+                    f"(JSON keys are str){_plain(name)}"
+                )
+            problem = _not_text(name, f"{where} has the key {name!r}, which")
+            if problem is not None:
+                return problem
             problem = _not_json(item, f"{where}[{name!r}]", parents)
             if problem is not None:
                 return problem
         return None
     finally:
         parents.discard(id(container))
+
+
+def _not_text(text: str, what: str) -> str | None:
+    """What is wrong with `text` (`what` starts the sentence), or None if UTF-8, and so a
+    file or a server, can hold it: a lone surrogate cannot be encoded."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as exc:
+        char = text[exc.start]
+        return f"{what} holds the lone surrogate {char!r} at index {exc.start} (not Unicode text)"
+    return None
+
+
+def _plain(value: object) -> str:
+    """For a subclass of a JSON type (an `IntEnum`, an `OrderedDict`), what it would come
+    back as; else nothing."""
+    base = next((t for t in (str, int, float, list, dict) if isinstance(value, t)), None)
+    return "" if base is None else f", which would come back as a plain {base.__name__}"
 
 
 def _short(value: object) -> str:

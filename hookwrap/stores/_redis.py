@@ -7,13 +7,15 @@ importing `hookwrap.stores` never needs it.
 from __future__ import annotations
 
 import asyncio
+import difflib
+import inspect
 import json
 import math
 import threading
 from collections.abc import AsyncGenerator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
-from urllib.parse import unquote_plus, urlsplit, urlunsplit
+from urllib.parse import parse_qs, unquote_plus, urlsplit, urlunsplit
 
 from ._base import Closing, check_key, check_ttl, dump
 
@@ -33,6 +35,14 @@ _Entry = tuple["redis.asyncio.Redis", AsyncGenerator[None, None]]
 # `max_connections` busy (many threads, or tasks in one `asyncio.gather`); these pools make
 # it wait for one, up to `timeout` seconds. The URL's query can set both.
 _POOL: dict[str, Any] = {"decode_responses": True, "max_connections": 100, "timeout": 20}
+
+# The connection class each scheme makes, by its name in `redis.connection` and
+# `redis.asyncio.connection`.
+_CONNECTIONS = {
+    "redis": "Connection",
+    "rediss": "SSLConnection",
+    "unix": "UnixDomainSocketConnection",
+}
 
 
 class RedisStore(Closing):
@@ -74,6 +84,7 @@ class RedisStore(Closing):
             # redis leaves `from_url(**kwargs)` unannotated
             pool = redis.BlockingConnectionPool.from_url(url, **_POOL)  # pyright: ignore[reportUnknownMemberType]
             self._client = redis.Redis.from_pool(pool)
+            _check_options(url)
         except ValueError as exc:
             raise ValueError(
                 "RedisStore(url) expects a redis://, rediss:// or unix:// URL "
@@ -207,6 +218,49 @@ def _check_db(url: str) -> None:
         db = parts.path.strip("/")
         if db and not db.isdigit():
             raise ValueError(f"the database {db!r} is not a number")
+
+
+def _check_options(url: str) -> None:
+    """A `ValueError` for an option in `url`'s query that the connections made from it do
+    not take: redis would hand it on as it is, and the first call would fail with a
+    `TypeError`. An option must suit the sync and the async connections alike."""
+    import redis.asyncio.connection
+    import redis.connection
+
+    parts = urlsplit(url)
+    kind = _CONNECTIONS.get(parts.scheme)
+    if kind is None or not parts.query:
+        return
+    sync = _keywords(getattr(redis.connection, kind))
+    takes = (sync & _keywords(getattr(redis.asyncio.connection, kind))) | {
+        "max_connections",  # the pool's own
+        "timeout",
+    }
+    for name in parse_qs(parts.query, keep_blank_values=True):
+        if name not in takes:
+            close = difflib.get_close_matches(name, takes, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"redis takes no query option {name!r}{hint}; it takes {', '.join(sorted(takes))}"
+            )
+
+
+def _keywords(cls: type) -> set[str]:
+    """The keyword arguments `cls(...)` takes: its `__init__`'s, and those of the classes
+    above it that its `**kwargs` go on to."""
+    names: set[str] = set()
+    for base in cls.__mro__:
+        init = base.__dict__.get("__init__")
+        if init is None:
+            continue
+        parameters = inspect.signature(init).parameters.values()
+        names.update(
+            p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+        )
+        if all(p.kind is not p.VAR_KEYWORD for p in parameters):
+            break
+    names.discard("self")
+    return names
 
 
 def _redacted(url: str) -> str:
