@@ -69,6 +69,27 @@ def test_front_matter_names_and_describes_a_skill_else_defaults_apply(tree: Path
     )
 
 
+@pytest.mark.parametrize(
+    ("first", "description"),
+    [
+        ("# Release notes", "Release notes"),
+        ("## Release notes ##", "Release notes"),  # the closing `#`s are the heading's too
+        ("###\tRelease notes #\t", "Release notes"),
+        ("   # Three spaces in", "Three spaces in"),
+        ("# C#", "C#"),  # a closing run follows a space
+        ("# Issue ### 12", "Issue ### 12"),  # and ends the line
+        ("#tag line", "#tag line"),  # no space after the `#`: no heading
+        ("####### seven", "####### seven"),  # more than six: no heading
+        ("#\n## ##\nThe text", "The text"),  # empty headings: the next line
+    ],
+)
+def test_without_a_description_a_heading_gives_its_text_as_commonmark_reads_it(
+    tmp_path: Path, first: str, description: str
+) -> None:
+    write(tmp_path / "x", f"{first}\n\nMore.\n")
+    assert Skills(paths=tmp_path).skills["x"].description == description
+
+
 def test_the_simple_front_matter_forms(tmp_path: Path) -> None:
     write(
         tmp_path / "a",

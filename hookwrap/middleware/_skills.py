@@ -127,10 +127,19 @@ def _front_matter(text: str, path: str) -> tuple[dict[str, str], str]:
     return {key: _value(values) for key, values in raw.items()}, "".join(lines[end + 1 :])
 
 
+# CommonMark's ATX heading: up to 3 spaces, 1 to 6 `#`s, then a space, a tab or the end of
+# the line; the heading's text may end in a closing run of `#`s after a space or a tab.
+_HEADING = re.compile(r" {0,3}#{1,6}(?=[ \t]|$)")
+_CLOSING = re.compile(r"(?:^|[ \t]+)#+$")
+
+
 def _first_line(body: str) -> str:
-    """The first non-empty line, without a Markdown heading's leading ``#``s."""
+    """The first non-empty line; of a Markdown heading, its text (`#tag` is no heading)."""
     for line in body.splitlines():
-        line = line.strip().lstrip("#").strip()
+        heading = _HEADING.match(line)
+        if heading is not None:
+            line = _CLOSING.sub("", line[heading.end() :].strip(" \t"))
+        line = line.strip()
         if line:
             return line
     return ""
