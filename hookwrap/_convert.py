@@ -22,7 +22,7 @@ from ._types import (
     new_full_message,
 )
 
-__all__ = ["converter", "message_from", "message_to_dict"]
+__all__ = ["answer_from", "converter", "message_from", "message_to_dict"]
 
 converter = cattrs.Converter()
 
@@ -148,6 +148,19 @@ def arguments_text(arguments: Mapping[str, Any]) -> str:
     if isinstance(arguments, UnparsedArguments):
         return arguments.text
     return json.dumps(dict(arguments))
+
+
+def answer_from(item: Mapping[str, Any]) -> Message:
+    """The message of a chat dict given as an answer (a model function's, a hook's, a
+    `Respond`ed one), its role `"assistant"` unless it says otherwise. A dict with none of a
+    message's keys is no answer: read as one, its text would silently be empty."""
+    if "content" not in item and "tool_calls" not in item and "role" not in item:
+        keys = ", ".join(repr(k) for k in list(item)[:8])
+        raise TypeError(
+            "a dict answer is a chat message, {'role': 'assistant', 'content': ...} (or "
+            f"with 'tool_calls'); got a dict with none of those keys ({keys or 'empty'})"
+        )
+    return message_from(item if "role" in item else {"role": "assistant", **item})
 
 
 def message_from(value: Any) -> Message:

@@ -332,7 +332,7 @@ class ModelEngine(_Shared):
                 raise TypeError(
                     f"{hook.label} answered hw.Respond({value!r:.80}) ({type(value).__name__}), "
                     "which is no answer for this call; expected a ModelResponse, Message, str "
-                    f"or dict (the target says: {exc})"
+                    f"or chat dict (the target says: {exc})"
                 ) from exc
 
         self.coerce = coerce

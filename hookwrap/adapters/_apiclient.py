@@ -32,7 +32,7 @@ from typing import Any, cast
 import wrapt
 
 from .._adapter import Adapter, Call, Natives, lost_call, same_shape
-from .._convert import message_from
+from .._convert import answer_from
 from .._engine import ModelEngine
 from .._patch import lend, passing
 from .._stack import Chain
@@ -908,7 +908,7 @@ class ApiClientAdapter(Adapter):
             return ModelResponse(value)
         if isinstance(value, Mapping):
             item: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-            return ModelResponse(message_from({"role": "assistant", **item}))
+            return ModelResponse(answer_from(item))
         raise TypeError(
             f"a model call of an SDK client answers with a ModelResponse, Message, str or "
             f"dict (got {type(value).__name__}: {value!r})"

@@ -26,6 +26,7 @@ from typing import Annotated, Any, Literal, TypeVar, Union, cast
 
 from .._adapter import Adapter, Call, Natives, is_stream, lost_call, same_shape
 from .._convert import (
+    answer_from,
     chunk_from_dict,
     chunk_to_dict,
     message_from,
@@ -446,9 +447,11 @@ class FunctionAdapter(Adapter):
             return made
         if isinstance(value, Mapping):
             item: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-            if "role" not in item:
-                item = {"role": "assistant", **item}
-            return ModelResponse(message_from(item), raw=value)
+            try:
+                message = answer_from(item)
+            except TypeError as exc:
+                raise TypeError(f"{describe(self.fn)}: {exc}") from None
+            return ModelResponse(message, raw=value)
         raise TypeError(
             f"{describe(self.fn)} returned {type(value).__name__}; a model function returns "
             "a str, a dict, a Message (or a ModelResponse), or an iterator of str/dicts "

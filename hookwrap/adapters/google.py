@@ -27,7 +27,7 @@ from typing import Any, cast
 import wrapt
 
 from .._adapter import Adapter, Call, Natives, lost_call, same_shape
-from .._convert import message_from
+from .._convert import answer_from
 from .._engine import ModelEngine
 from .._patch import lend, passing
 from .._stack import Chain
@@ -370,7 +370,7 @@ class GeminiAdapter(Adapter):
             item: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
             if "candidates" in item:  # a Gemini response body
                 return _WIRE.response(item)
-            return ModelResponse(message_from({"role": "assistant", **item}))
+            return ModelResponse(answer_from(item))
         if type(value).__name__ == "GenerateContentResponse":  # the SDK's own, e.g. cached
             return _WIRE.response(value.model_dump(mode="json", by_alias=True, exclude_none=True))
         raise TypeError(
