@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeGuard, Union, cast
 
 import attrs
 
+from .._convert import message_to_dict
 from .._errors import Aborted, check_int
 from .._hooks import Middleware, after_model, describe, on_chunk, wrap_model
 from .._run import RunContext
-from .._types import Chunk, ModelRequest, ModelResponse, TextPart
+from .._types import Chunk, Message, ModelRequest, ModelResponse, TextPart
 
 if TYPE_CHECKING:
     from ..adapters._wire import Wire
@@ -419,6 +420,40 @@ def _wire_of(raw: object) -> Wire | None:
     return next((wire for wire in _block_wires() if wire.answers(data)), None)
 
 
+@functools.cache
+def _openai_wires() -> dict[str, Wire]:
+    """The wires of OpenAI's answers that hold their text in one place, by the answer's
+    ``object`` (imported on first use)."""
+    from ..adapters._openai_wire import ChatCompletionsWire, CompletionsWire
+
+    return {"chat.completion": ChatCompletionsWire(), "text_completion": CompletionsWire()}
+
+
+def _guarded_answer(response: ModelResponse, message: Message) -> ModelResponse:
+    """`response` with the guarded `message`, in its `raw` too, so that a hook after the
+    guard that reads `raw` (an audit log, say) finds no more of the model's text there than
+    the caller gets. An SDK's JSON answer gets `message` written in as the SDK adapter
+    writes the caller's answer (what described the old text, such as logprobs, goes as it
+    goes there); a plain function's own answer (its text, `Message` or dict) takes the new
+    text in the same form. A `raw` that does not hold the text the guard read is kept."""
+    raw: Any = response.raw
+    old = response.message
+    new = response.replace(message=message)
+    if isinstance(raw, Mapping):
+        data = cast("Mapping[str, Any]", raw)
+        kind = data.get("object")
+        wire = _wire_of(data) or (_openai_wires().get(kind) if isinstance(kind, str) else None)
+        if wire is not None:
+            return new.replace(raw=wire.write_response(new, data))
+        if data.get("content") == message_to_dict(old)["content"]:  # a function's dict
+            return new.replace(raw={**data, "content": message_to_dict(message)["content"]})
+    if isinstance(raw, str) and raw == old.content:  # a function's text
+        return new.replace(raw=message.content)
+    if isinstance(raw, Message) and raw == old:
+        return new.replace(raw=message)
+    return new
+
+
 class ContentGuard(Middleware):
     """Rewrite or block the model's output text by rules: whole answers and streams alike.
 
@@ -561,7 +596,8 @@ class ContentGuard(Middleware):
     def guard_answer(
         self, request: ModelRequest, response: ModelResponse, ctx: RunContext[Any]
     ) -> ModelResponse | None:
-        """Filter the text of a whole answer (a streamed one was filtered as it went)."""
+        """Filter the text of a whole answer (a streamed one was filtered as it went), in
+        `response.raw` too (see `_guarded_answer`)."""
         if self._key in ctx.call_state:
             return None  # applying the rules again could match their own replacements
         message = response.message
@@ -577,7 +613,7 @@ class ContentGuard(Middleware):
                 text = self.apply(content)
                 if text == content:
                     return None
-                return response.replace(message=message.replace(content=text))
+                return _guarded_answer(response, message.replace(content=text))
             done = [self.apply(block) for block in blocks]
             if done == blocks:
                 return None
@@ -592,4 +628,4 @@ class ContentGuard(Middleware):
         )
         if parts == content:
             return None
-        return response.replace(message=message.replace(content=parts))
+        return _guarded_answer(response, message.replace(content=parts))
