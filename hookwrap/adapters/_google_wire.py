@@ -773,10 +773,13 @@ class GeminiWire(Wire):
                 for key in ("systemInstruction", "system_instruction"):
                     out.pop(key, None)
                 if system:
-                    parts = [p for m in system for p in _parts_of(m.content)]
+                    # written into the parts they were read from, as contents are
+                    was = _get(body, "systemInstruction", "system_instruction")
+                    ends = (len(_list(_map(was).get("parts"))),)
+                    near = [(_Group(was, (m,), ends), 0) for m in old_system]
+                    parts = [p for c in _rebuild(system, near, {}) for p in c["parts"]]
                     # the caller's other keys (its `role`) stay; a new one is written as
                     # the SDK writes a str: with the "user" role
-                    was = _get(body, "systemInstruction", "system_instruction")
                     kept = _map(was) if isinstance(was, Mapping) else {"role": "user"}
                     out["systemInstruction"] = {**kept, "parts": parts}
             if others != [m for m in original.messages if m.role != "system"]:
