@@ -40,7 +40,6 @@ from ._wire import (
     Wire,
     diff_runs,
     finish_in,
-    highest,
     json_int,
     moved,
     split_text,
@@ -548,6 +547,20 @@ def _started(template: Event | None) -> Mapping[str, Any]:
     return _map(_map(_map(template.data).get("message")).get("usage"))
 
 
+def _closing_usage(
+    started: Mapping[str, Any], counts: Mapping[str, Any], noted: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The closing `message_delta`'s `counts` with the `noted` (neutral) ones, so that the
+    message the SDK builds has the highest of each count reported, as the response
+    `after_model` sees: the SDK takes each count the delta has over the `started` one (of
+    `message_start`), so both counts are set, the input less the cached input it keeps."""
+    said = [u for u in (_usage(started), _usage(counts)) if u is not None]
+    inp = max([json_int(noted.get("input_tokens")), *(u.input_tokens for u in said)])
+    out = max([json_int(noted.get("output_tokens")), *(u.output_tokens for u in said)])
+    kept = {**started, **{k: v for k, v in counts.items() if v is not None}}
+    return {**counts, "input_tokens": max(0, inp - _cached(kept)), "output_tokens": out}
+
+
 def _index(chunk: Chunk, template: Event | None) -> int:
     """The content block index for a written chunk: its raw event's, else its `value` when
     an int, else the template event's, else 0."""
@@ -598,6 +611,9 @@ class _Framer(Framer):
     back and releases before then (at the `finish` chunk, which comes after the stop) goes
     into that block, as the API would have sent it, rather than into another one (or
     leaving it empty, which the API refuses when sent back).
+
+    For the same reason a text block opens with the first delta that goes in it: where a
+    hook turned its text into thinking (or dropped it), no empty text block is left behind.
     """
 
     __slots__ = (
@@ -606,10 +622,13 @@ class _Framer(Framer):
         "count",
         "delta",
         "model",
+        "replaying",
         "sent_delta",
         "started",
+        "started_usage",
         "stopped",
         "tools",
+        "unopened",
         "waiting",
     )
 
@@ -617,9 +636,12 @@ class _Framer(Framer):
         super().__init__()
         self.model = model if isinstance(model, str) else ""
         self.started = self.tools = self.sent_delta = False
+        self.started_usage: Mapping[str, Any] = {}  # `message_start`'s, for `_closing_delta`
         self.block: tuple[Any, str] | None = None  # the open block: its given index, its type
         self.api_block = False  # whether the API opened it (not a `Made` event)
         self.stopped = False  # whether its stop came (then it goes out when the block closes)
+        self.unopened: dict[str, Any] | None = None  # its start, while nothing went in it
+        self.replaying = False  # reading events that went out already (see `replay`)
         self.count = 0  # blocks opened so far
         self.delta: Event | None = None  # the closing `message_delta`, sent just before the end
         self.waiting: list[Event] = []  # made deltas for after the API's open tool call
@@ -630,6 +652,7 @@ class _Framer(Framer):
         if not self.started:
             self.started = True
             if kind == "message_start":
+                self.started_usage = _map(_map(data.get("message")).get("usage"))
                 out.append(event)
                 return
             message: dict[str, Any] = {
@@ -661,6 +684,8 @@ class _Framer(Framer):
                     self._open(object(), btype, dict(fresh), out, False)
             elif held is None or held[0] != data.get("index") or not held[1].endswith(btype):
                 self._open(data.get("index"), btype, dict(fresh), out, True)
+            if self.unopened is not None:
+                self._start(out)
             out.append(_event({**data, "index": self.count - 1}))
         elif kind == "content_block_stop":
             if self.block is not None and (made or self.block[0] == data.get("index")):
@@ -680,7 +705,9 @@ class _Framer(Framer):
             out.append(event)
 
     def replay(self, batch: Sequence[Event]) -> None:
+        self.replaying = True  # a text block's start went out as it came: it opened then
         super().replay(batch)
+        self.replaying = False
         self.sent_delta = self.delta is not None  # out already: sent again only with usage
         if self.stopped:  # its stop is out already: the block is closed
             self.block = None
@@ -693,15 +720,24 @@ class _Framer(Framer):
         if btype.endswith("tool_use"):
             self.tools = True
             block["id"] = block.get("id") or _new_id("toolu_")
-        out.append(_block_event("content_block_start", self.count, content_block=block))
         self.block = (index, btype)
         self.api_block = api
+        self.unopened = block
+        if btype != "text" or block.get("text") or self.replaying:
+            self._start(out)
+
+    def _start(self, out: list[Event]) -> None:
+        """Send the open block's start (a text block's waits for its first delta)."""
+        out.append(_block_event("content_block_start", self.count, content_block=self.unopened))
         self.count += 1
+        self.unopened = None
 
     def _close_block(self, out: list[Event]) -> None:
         if self.block is not None:
-            out.append(_block_event("content_block_stop", self.count - 1))
+            if self.unopened is None:  # else nothing went in it, and nothing of it went out
+                out.append(_block_event("content_block_stop", self.count - 1))
             self.block = None
+            self.unopened = None
             self.stopped = False
         waiting, self.waiting = self.waiting, []
         for event in waiting:
@@ -732,7 +768,8 @@ class _Framer(Framer):
             data = {**data, "delta": {**said, "stop_reason": "tool_use"}}
         elif not self.noted:
             return event
-        return _event({**data, "usage": highest(_map(data.get("usage")), self.noted)})
+        usage = _closing_usage(self.started_usage, _map(data.get("usage")), self.noted)
+        return _event({**data, "usage": usage})
 
 
 _custom_chunk = maker(Chunk, "kind", "name", "value", "raw")
@@ -787,6 +824,7 @@ class MessagesWire(Wire):
     path = "/messages"
     frames = True
     reframes = True
+    waits = "content_block_start"
     notes = True
     made = True
 
@@ -1047,6 +1085,7 @@ class MessagesWire(Wire):
             if usage is None:
                 return []
             if etype != "message_start":  # no event of its own: for the closing delta
+                # neutral counts: `_closing_usage` takes the cached input off
                 counts = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
                 return [Event(NOTE, {"type": NOTE, "usage": counts})]
             message = _map(data.get("message"))

@@ -375,22 +375,30 @@ def _outgoing(
     send = _Outgoing(ex, body)
     sent = send.sent
     numbers = ex.wire.numbers
+    waits = ex.wire.waits
+    held: tuple[Event, ...] = ()  # an opening that goes out with the next event (`waits`)
     as_is = False  # while the stream goes on unchanged, events skip `send` (noted only)
     for item in source:
         if isinstance(item, Event) and not is_last(item):
-            if as_is and not ex.dropped:  # the usual event
-                if sent is not None:
-                    sent.append(item)
-                yield send.numbered(item) if numbers else item
+            if as_is and not ex.dropped and not held:
+                if item.event != waits or waits is None:  # the usual event
+                    if sent is not None:
+                        sent.append(item)
+                    yield send.numbered(item) if numbers else item
+                else:
+                    held = (item,)
                 continue
-            batch: Sequence[Event] = (item,)
+            batch: Sequence[Event] = (*held, item)
         else:
-            batch = _each(item)
+            batch = [*held, *_each(item)]
             if batch and is_last(batch[-1]):
                 rest = [event for more in source for event in _each(more)]
                 batch = _closing(batch, rest, is_last)
+        held = ()
         yield from send(batch)
         as_is = send.as_is()
+    if held:
+        yield from send(held)
     yield from send.end()
 
 
@@ -401,23 +409,32 @@ async def _aoutgoing(
     send = _Outgoing(ex, body)
     sent = send.sent
     numbers = ex.wire.numbers
+    waits = ex.wire.waits
+    held: tuple[Event, ...] = ()
     as_is = False
     async for item in source:
         if isinstance(item, Event) and not is_last(item):
-            if as_is and not ex.dropped:
-                if sent is not None:
-                    sent.append(item)
-                yield send.numbered(item) if numbers else item
+            if as_is and not ex.dropped and not held:
+                if item.event != waits or waits is None:
+                    if sent is not None:
+                        sent.append(item)
+                    yield send.numbered(item) if numbers else item
+                else:
+                    held = (item,)
                 continue
-            batch: Sequence[Event] = (item,)
+            batch: Sequence[Event] = (*held, item)
         else:
-            batch = _each(item)
+            batch = [*held, *_each(item)]
             if batch and is_last(batch[-1]):
                 rest = [event async for more in source for event in _each(more)]
                 batch = _closing(batch, rest, is_last)
+        held = ()
         for event in send(batch):
             yield event
         as_is = send.as_is()
+    if held:
+        for event in send(held):
+            yield event
     for event in send.end():
         yield event
 

@@ -345,6 +345,10 @@ class Wire:
     #: whether this API numbers its stream's events (`sequence_number`), counted on anew
     #: as they go out
     numbers: bool = False
+    #: the name of the events that open a block, in a stream the API framed: each goes out
+    #: with the event after it, so that a framer a hook's change to that one brings in
+    #: still holds the opening (and can leave out a block the hooks left empty)
+    waits: str | None = None
 
     def opens(self, event: Event) -> bool:
         """Whether a stream whose first event is `event` came framed as the API frames it.
