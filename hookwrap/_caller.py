@@ -508,6 +508,8 @@ def _method_entry(api: str, method: Any, fixed: Mapping[str, Any], name: str) ->
         if stream:
             kwargs["stream"] = True
             if api == "openai.chat":
+                # the run counts it; a caller's own chat stream shows it only if that caller
+                # asked (see the chat framer)
                 kwargs.setdefault("stream_options", {"include_usage": True})
         return method(**kwargs)
 

@@ -679,7 +679,8 @@ def test_chat_write_chunk_a_new_usage_is_a_note_for_the_last_usage_chunk() -> No
     # the highest of each count, the total at least their sum
     assert usages == [{"prompt_tokens": 5, "completion_tokens": 20, "total_tokens": 25, "x": 1}]
     assert sent[-1].data == "[DONE]"
-    framer = CHAT.framer({"model": "gpt-4o"})  # no usage from the API: one is added
+    asked = {"model": "gpt-4o", "stream_options": {"include_usage": True}}
+    framer = CHAT.framer(asked)  # no usage from the API: one is added, as asked
     sent = framer.events([template, note, Event(None, "[DONE]")])
     [last] = [e for e in sent if isinstance(e.data, dict) and e.data.get("usage")]
     assert ChatCompletionChunk.model_validate(last.data).usage is not None

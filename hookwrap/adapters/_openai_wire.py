@@ -479,10 +479,12 @@ class _ChatFramer(Framer):
     """Frames a Chat Completions stream made of new chunks as the API streams them: every
     chunk with the id, creation time and model of the first; the first choice naming the
     role; tool calls numbered in the order they start; a chunk with the finish reason, then
-    the usage, then ``[DONE]`` last."""
+    the usage, then ``[DONE]`` last. A usage chunk is added only to the stream of a
+    request that asked for one (``stream_options.include_usage``), as the API sends it."""
 
     __slots__ = (
         "api",
+        "asked",
         "calls",
         "finished",
         "head",
@@ -494,9 +496,10 @@ class _ChatFramer(Framer):
         "usage",
     )
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any, asked: bool) -> None:
         super().__init__()
         self.model = model if isinstance(model, str) else ""
+        self.asked = asked  # whether the request asked for usage: the caller may index choices
         self.head: _J | None = None
         self.finished = self.tools = self.roled = False
         self.calls = -1  # the index of the tool call started last
@@ -578,9 +581,10 @@ class _ChatFramer(Framer):
             self.shown = {}
         usage, shown = self.usage, self.shown
         # new counts go in the last usage chunk, which the SDK keeps, or in one added when
-        # none waits; not when the last chunk out shows them already (the API's own usage,
-        # on its finish or sent before a drop): the caller reads each count once
-        if self.noted and (usage or highest(shown, self.noted) != shown):
+        # none waits and the request asked for usage; not when the last chunk out shows them
+        # already (the API's own usage, on its finish or sent before a drop): the caller
+        # reads each count once
+        if self.noted and (usage or (self.asked and highest(shown, self.noted) != shown)):
             head = self.head or _chat_head(None, self.model)
             last = usage.pop() if usage else Event(None, {**head, "choices": []})
             counts = highest(_obj(last.data.get("usage")) or shown, self.noted)
@@ -617,7 +621,8 @@ class ChatCompletionsWire(Wire):
         return first is not None and "role" in (_obj(first.get("delta")) or {})
 
     def framer(self, body: Mapping[str, Any]) -> _ChatFramer:
-        return _ChatFramer(body.get("model"))
+        asked = (_obj(body.get("stream_options")) or {}).get("include_usage")
+        return _ChatFramer(body.get("model"), bool(asked))
 
     def _read(self, body: Mapping[str, Any]) -> tuple[ModelRequest, list[_Group], list[Any]]:
         groups, head = _groups(body.get("messages"), _chat_message)
@@ -769,8 +774,9 @@ class ChatCompletionsWire(Wire):
         if kind == "tool_call_end":  # Chat Completions has no such event
             return []
         src = _event_data(raw)
-        if kind == "usage" and src is None and chunk.usage is not None:
-            # a new usage: the SDK keeps the last usage chunk's, so it waits for the framer
+        if kind == "usage" and chunk.usage is not None and (src is None or raw.__class__ is Made):
+            # a new usage (or a whole answer's, see `stream_events`): the SDK keeps the last
+            # usage chunk's, so it waits for the framer
             counts = _usage_out(chunk.usage, None, *_CHAT_USAGE, {})
             return [Event(NOTE, {"type": NOTE, "usage": counts})]
         out: _J = dict(src) if src is not None else _chat_head(_event_data(template))
@@ -838,8 +844,10 @@ class ChatCompletionsWire(Wire):
         default = "tool_calls" if calls else "stop"
         events.append(event({}, _finish(response.finish_reason, _CHAT_FINISH, default)))
         if response.usage is not None:
+            # `Made`: in a stream standing for a whole answer a hook gave, its usage is new
+            # counts for the framer (see `write_chunk`), sent only to a request that asked
             usage = _usage_out(response.usage, None, *_CHAT_USAGE, {})
-            events.append(Event(None, {**head, "choices": [], "usage": usage}))
+            events.append(Made(None, {**head, "choices": [], "usage": usage}))
         events.append(Event(None, "[DONE]"))
         return events
 
