@@ -683,6 +683,15 @@ def _with_candidate(data: Mapping[str, Any], candidate: Mapping[str, Any]) -> di
     return {**data, "candidates": [candidate, *candidates[1:]]}
 
 
+_LOGPROBS_KEYS = frozenset({"logprobsResult", "logprobs_result", "avgLogprobs", "avg_logprobs"})
+
+
+def _without_logprobs(candidate: Mapping[str, Any]) -> dict[str, Any]:
+    """`candidate`, whose text a hook changed, without its logprobs: they describe (and
+    spell out) the old text, so they go, as from a changed OpenAI chat answer."""
+    return {k: v for k, v in candidate.items() if k not in _LOGPROBS_KEYS}
+
+
 _USAGE_KEYS = frozenset(("usageMetadata", "usage_metadata"))
 
 
@@ -859,7 +868,10 @@ class GeminiWire(Wire):
 
         candidate = dict(_candidate(data))
         content = _map(candidate.get("content"))
-        parts = [part(p) for p in _list(content.get("parts"))]
+        old = list(_list(content.get("parts")))
+        parts = [part(p) for p in old]
+        if parts != old:
+            candidate = _without_logprobs(candidate)
         candidate["content"] = {**content, "parts": parts}
         return _with_candidate(dict(data), candidate)
 
@@ -905,6 +917,8 @@ class GeminiWire(Wire):
             content = _map(candidate.get("content"))
             message = response.message
             parts = _merge(_list(content.get("parts")), message.content, message.tool_calls)
+            if message.text != view.message.text:
+                candidate = _without_logprobs(candidate)
             candidate["content"] = {"role": "model", **content, "parts": parts}
         if response.finish_reason != view.finish_reason:
             candidate.pop("finish_reason", None)
@@ -1060,6 +1074,8 @@ class GeminiWire(Wire):
                     parts[i] = {**part, "text": text}
                 else:
                     del parts[i]
+            if kind == "text":
+                candidate = _without_logprobs(candidate)
         elif kind == "tool_call_start" and (
             chunk.text,
             chunk.tool_call_id,

@@ -1576,7 +1576,9 @@ class ResponsesWire(Wire):
             found = _obj(item)
             if found is None or found.get("type") != "output_text":
                 return item
-            return {**found, "text": next(given)}
+            text = next(given)
+            # a changed part's logprobs go, as in `write_response`: they spell the old text
+            return item if text == found.get("text") else _retexted(found, text)
 
         def item(value: Any) -> Any:
             found = _obj(value)
