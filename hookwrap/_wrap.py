@@ -10,12 +10,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, TypeVar, cast, overload
 
-import wrapt
 from typing_extensions import ParamSpec
 
 from ._engine import ModelEngine, ToolEngine
 from ._explain import layers
 from ._hooks import describe
+from ._proxy import ObjectProxy
 from ._stack import Chain, Hook, flatten, refuse_tools_only
 from ._tool import OnInstance, ToolBinding
 from ._types import ToolCall, ToolSpec
@@ -51,7 +51,7 @@ def _caller(runner: Callable[..., Any], target: Any) -> Callable[..., Any]:
     return hooked
 
 
-class _Proxy(wrapt.ObjectProxy[Any]):
+class _Proxy(ObjectProxy):
     """One proxy per target: calls go to the runner chosen at wrap time; the rest passes
     through to the target (`__name__`, `__doc__`, signature, `isinstance`).
 
@@ -109,7 +109,7 @@ class _Proxy(wrapt.ObjectProxy[Any]):
         return f"<hookwrap {self._self_hw_kind} {self.__wrapped__!r}>"
 
 
-class _Bound(wrapt.ObjectProxy[Any]):
+class _Bound(ObjectProxy):
     """A wrapped function looked up on an instance: a method with the same hooks.
 
     The target is called as the plain function with the instance first, so that the
@@ -524,7 +524,7 @@ def _client_adapter(target: Any, test: str = "is_client") -> Any:
     return None
 
 
-class _SdkMember(wrapt.ObjectProxy[Any]):
+class _SdkMember(ObjectProxy):
     """One resource or method of an SDK client, wrapped on its own: the original object as
     far as anyone can tell, whose calls go to its twin on a hooked copy of the client."""
 

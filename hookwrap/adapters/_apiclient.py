@@ -29,12 +29,11 @@ from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, cast
 
-import wrapt
-
 from .._adapter import Adapter, Call, Natives, lost_call, same_shape
 from .._convert import answer_from
 from .._engine import ModelEngine
 from .._patch import lend, passing
+from .._proxy import ObjectProxy
 from .._stack import Chain
 from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
 from ._wire import Event, Framer, SSEDecoder, Wire
@@ -1324,7 +1323,7 @@ def hook_client(client: Any, layers: Sequence[Layer]) -> Any:
     return client
 
 
-class ClientProxy(wrapt.ObjectProxy[Any]):
+class ClientProxy(ObjectProxy):
     """What `hw.wrap(client)` returns: the client (a hooked copy of it), `isinstance` and
     every attribute intact; `copy()`, `with_options()` and `with_middleware()` keep the
     hooks."""

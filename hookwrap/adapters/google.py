@@ -24,12 +24,11 @@ import sys
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
-import wrapt
-
 from .._adapter import Adapter, Call, Natives, lost_call, same_shape
 from .._convert import answer_from
 from .._engine import ModelEngine
 from .._patch import lend, passing
+from .._proxy import ObjectProxy
 from .._stack import Chain
 from .._types import (
     DROP,
@@ -596,7 +595,7 @@ def _hooked_api(api: Any, layer: _Layer) -> Any:
     return twin
 
 
-class GeminiAsyncClient(wrapt.ObjectProxy[Any]):
+class GeminiAsyncClient(ObjectProxy):
     """`client.aio` of a wrapped client (or a wrapped `AsyncClient`): `models` and `chats`
     go through the hooks, everything else is the SDK's own."""
 
@@ -627,6 +626,9 @@ class GeminiAsyncClient(wrapt.ObjectProxy[Any]):
         await self.__wrapped__.__aenter__()
         return self
 
+    async def __aexit__(self, *exc_info: Any) -> Any:
+        return await self.__wrapped__.__aexit__(*exc_info)  # (wrapt 1.x forwards no `__aexit__`)
+
     def __copy__(self) -> Any:
         # as the SDK's own copy shares the API client, the copy shares the hooked one
         aio = copy.copy(self.__wrapped__)
@@ -636,7 +638,7 @@ class GeminiAsyncClient(wrapt.ObjectProxy[Any]):
         return f"<hookwrap client {self.__wrapped__!r}>"
 
 
-class GeminiClient(wrapt.ObjectProxy[Any]):
+class GeminiClient(ObjectProxy):
     """What `hw.wrap(genai.Client(...))` returns: the client, `isinstance` and untouched
     attributes intact, whose `models`, `chats` and `aio` call the model through the hooks."""
 
@@ -671,6 +673,9 @@ class GeminiClient(wrapt.ObjectProxy[Any]):
     def __enter__(self) -> Any:
         self.__wrapped__.__enter__()
         return self
+
+    def __exit__(self, *exc_info: Any) -> Any:
+        return self.__wrapped__.__exit__(*exc_info)
 
     def __copy__(self) -> Any:
         # as the SDK's own copy shares the API client, the copy shares the hooked one
