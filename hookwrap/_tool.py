@@ -147,15 +147,27 @@ class _Schemas:
         return self.names[cls]
 
 
-def _doc_params(doc: str) -> tuple[str, dict[str, str]]:
-    """The docstring's summary and its `Args:` section (Google style), if any.
+# a docstring section's heading: Google style (`Returns:`), or NumPy style (underlined)
+_SECTION = re.compile(
+    r"^[ \t]*(?:Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other "
+    r"Parameters|Returns?|Yields?|Raises|Examples?|Notes?|Attributes|See Also|Warnings?|"
+    r"Todo|References)[ \t]*(?::[ \t]*$|\n[ \t]*-{3,}[ \t]*$)",
+    re.MULTILINE,
+)
 
+
+def _doc_params(doc: str) -> tuple[str, dict[str, str]]:
+    """The docstring's description and its `Args:` section (Google style), if any.
+
+    The description is all the text before the first section (`Args:`, `Returns:`, ...),
+    every paragraph of it: what a function's author tells its callers goes to the model.
     An entry's description may run on over more-indented lines; the section ends at the
     next unindented line (`Returns:`, `Raises:`, ...).
     """
     doc = inspect.cleandoc(doc or "")
     parts = re.split(r"\n\s*(?:Args|Arguments|Parameters):\s*\n", doc, maxsplit=1)
-    summary = parts[0].split("\n\n")[0].strip()
+    section = _SECTION.search(doc)
+    summary = (doc if section is None else doc[: section.start()]).strip()
     described: dict[str, list[str]] = {}
     if len(parts) == 2:
         indent: int | None = None

@@ -112,12 +112,13 @@ def test_configured_decorator_and_plain_call_keep_the_function_callable() -> Non
 
 
 def test_spec_name_description_and_simple_schema() -> None:
-    """`.spec` is a ToolSpec: the function's name, the docstring's summary, an object schema
-    with typed properties, the Args descriptions, defaults and the required parameters."""
+    """`.spec` is a ToolSpec: the function's name, the docstring's text before its sections,
+    an object schema with typed properties, the Args descriptions, defaults and the required
+    parameters."""
     spec = hw.tool(weather).spec
     assert isinstance(spec, hw.ToolSpec)
     assert spec.name == "weather"
-    assert spec.description == "Get the weather for a city."
+    assert spec.description == "Get the weather for a city.\n\nUses the local forecast service."
     params = spec.parameters
     assert params["type"] == "object"
     assert set(params["properties"]) == {"city", "unit"}
@@ -1176,3 +1177,52 @@ def test_a_field_with_init_false_is_left_out_of_the_schema() -> None:
     )
     with pytest.raises(hw.ToolArgumentError, match="total"):
         order.invoke(hw.ToolCall("o", "order", {**arguments, "first": {"item": "a", "total": 1}}))
+
+
+def test_spec_description_is_every_paragraph_before_the_docstrings_sections() -> None:
+    """What the author tells the tool's callers in later paragraphs reaches the model too;
+    the sections (`Args:`, `Returns:`, a NumPy-style underlined one) do not."""
+
+    @hw.tool
+    def refund(order_id: str) -> str:
+        """Refund an order.
+
+        Only call this after the customer confirmed
+        the refund in writing.
+
+        Args:
+            order_id: The order to refund.
+
+        Returns:
+            A confirmation code.
+        """
+        return "ok"
+
+    @hw.tool
+    def double(x: int) -> int:
+        """Double a number.
+
+        Parameters
+        ----------
+        x : int
+            The number.
+        """
+        return 2 * x
+
+    @hw.tool
+    def returns_only(x: int) -> int:
+        """Echo a number.
+
+        Returns:
+            The number.
+        """
+        return x
+
+    assert refund.spec.description == (
+        "Refund an order.\n\nOnly call this after the customer confirmed\nthe refund in writing."
+    )
+    assert refund.spec.parameters["properties"]["order_id"]["description"] == (
+        "The order to refund."
+    )
+    assert double.spec.description == "Double a number."
+    assert returns_only.spec.description == "Echo a number."
