@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
@@ -126,9 +127,10 @@ def tool_call_from(item: Any) -> ToolCall:
 def result_text(value: Any) -> str:
     """A tool result as the model reads it: a str as is, anything else as JSON (through the
     converter; a set as an array), or its `repr` when it is no JSON data (one holding NaN
-    or infinity, or itself)."""
+    or infinity, or itself). A str subclass reads as the plain str it holds, as an SDK
+    sends it: for a `str` enum that is its value, where its `repr` would be the text."""
     if isinstance(value, str):
-        return value
+        return str.__str__(value)
     try:
         unstructured = converter.unstructure(value)
         return json.dumps(unstructured, ensure_ascii=False, allow_nan=False, default=_loose)
@@ -328,24 +330,74 @@ converter.register_structure_hook(Chunk, lambda value, _: chunk_from_dict(value)
 converter.register_unstructure_hook(Chunk, chunk_to_dict)
 
 
-def typed_form(value: Any) -> tuple[str, Any]:
-    """A value that is no JSON data as a checkpoint keeps it: the path of its type
-    (``"module:qualname"``) and its cattrs-unstructured form as JSON data. A `TypeError`
-    says why a value cannot be kept: its type is not found by that path (a class made in
+_CONTAINERS: dict[str, type[Any]] = {c.__name__: c for c in (list, tuple, set, frozenset, dict)}
+
+
+def typed_form(value: Any) -> tuple[Any, Any]:
+    """A value that is no JSON data as a checkpoint keeps it: its kind and its JSON data.
+
+    The kind of a value of a class is the path of its type (``"module:qualname"``), its
+    data cattrs-unstructured. A list, tuple, set, frozenset or dict with str keys keeps the
+    data of its items, and as its kind ``{"of": "list", "each": kind}`` (``"items"``, the
+    kind of each, where they differ), so that each item comes back of its own class, as
+    deep as they nest; the kind of JSON data is None. A `TypeError` says why a value, or
+    which item of it, cannot be kept: its type is not found by that path (a class made in
     a function), cattrs cannot unstructure it to JSON data, or what comes back from that
     data is not equal to it."""
+    try:
+        return _form(value, "", set())
+    except RecursionError:
+        raise TypeError("it is nested too deep") from None
+
+
+def _form(value: Any, where: str, parents: set[int]) -> tuple[Any, Any]:
+    """`typed_form` of `value`, the item at `where` (``"[0]['a']"``) of the value kept, in
+    the containers whose ids are `parents`."""
     cls: type[Any] = type(cast(object, value))
+    if cls is str or cls is int or cls is bool or value is None:
+        return None, value
+    if cls is float and math.isfinite(value):
+        return None, value
+    at = f"its item {where}: " if where else ""
+    is_dict = cls is dict and all(type(key) is str for key in value)
+    if not is_dict and cls not in (list, tuple, set, frozenset):
+        return _class_form(value, cls, at)
+    if id(value) in parents:
+        raise TypeError(f"{at}it holds itself")
+    parents.add(id(value))
+    kinds: Any
+    data: Any
+    if is_dict:
+        forms = {key: _form(item, f"{where}[{key!r}]", parents) for key, item in value.items()}
+        kinds = {key: kind for key, (kind, _) in forms.items()}
+        data = {key: item for key, (_, item) in forms.items()}
+        each = list(kinds.values())
+    else:
+        pairs = [_form(item, f"{where}[{i}]", parents) for i, item in enumerate(value)]
+        kinds = each = [kind for kind, _ in pairs]
+        data = [item for _, item in pairs]
+    parents.discard(id(value))
+    if any(kind != each[0] for kind in each):
+        return {"of": cls.__name__, "items": kinds}, data
+    kind = each[0] if each else None
+    if kind is None and cls in (list, dict):
+        return None, data  # JSON data, as it is
+    return {"of": cls.__name__, "each": kind}, data
+
+
+def _class_form(value: Any, cls: type[Any], at: str) -> tuple[str, Any]:
+    """`typed_form` of a value of a class; `at` starts an error's text."""
     path = f"{cls.__module__}:{cls.__qualname__}"
     if _type_at(path) is not cls:
-        raise TypeError(f"its type {cls.__qualname__} cannot be found by its name ({path})")
+        raise TypeError(f"{at}its type {cls.__qualname__} cannot be found by its name ({path})")
     try:
         text = json.dumps(converter.unstructure(value), allow_nan=False, default=_listed)
         data = json.loads(text)
         back: Any = converter.structure(data, cls)
     except Exception as exc:  # whatever cattrs or json refuse
-        raise TypeError(f"cattrs cannot make JSON data of it ({exc})") from None
+        raise TypeError(f"{at}cattrs cannot make JSON data of it ({exc})") from None
     if back != value:
-        raise TypeError("it does not come back equal from its JSON data")
+        raise TypeError(f"{at}it does not come back equal from its JSON data")
     return path, data
 
 
@@ -355,13 +407,22 @@ def _listed(value: Any) -> list[Any]:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def from_typed_form(path: str, data: Any) -> Any:
-    """The value `typed_form` kept as (`path`, `data`); a `TypeError` if no module imported
-    has the type."""
-    cls = _type_at(path)
-    if cls is None:
-        raise TypeError(f"its type {path} is in no module imported here")
-    return converter.structure(data, cls)
+def from_typed_form(kind: Any, data: Any) -> Any:
+    """The value `typed_form` kept as (`kind`, `data`); a `TypeError` if no module imported
+    has its type, or that of an item."""
+    if kind is None:
+        return data
+    if isinstance(kind, str):
+        cls = _type_at(kind)
+        if cls is None:
+            raise TypeError(f"its type {kind} is in no module imported here")
+        return converter.structure(data, cls)
+    of = _CONTAINERS[kind["of"]]
+    if of is dict:
+        kinds = kind["items"] if "items" in kind else dict.fromkeys(data, kind["each"])
+        return {key: from_typed_form(kinds[key], item) for key, item in data.items()}
+    kinds = kind["items"] if "items" in kind else [kind["each"]] * len(data)
+    return of(from_typed_form(k, item) for k, item in zip(kinds, data, strict=True))
 
 
 def _type_at(path: str) -> type[Any] | None:
