@@ -249,6 +249,19 @@ def _as_tool(item: Any, where: str) -> Tool[..., Any]:
     )
 
 
+def _agent_tool(item: Any, where: str) -> Tool[..., Any]:
+    """`_as_tool`, a function `hw.tool` refuses (a lambda, a partial: no tool name) refused
+    in words naming `where`, which the agent was given. (A middleware's argument of tools
+    words that refusal its own way.)"""
+    try:
+        return _as_tool(item, where)
+    except (TypeError, ValueError) as exc:
+        if str(exc).startswith(where):
+            raise
+        error = TypeError if isinstance(exc, TypeError) else ValueError
+        raise error(f"{where} got a callable hw.tool makes no tool of: {exc}") from None
+
+
 def _error_text(exc: BaseException) -> str:
     return f"Error: {type(exc).__name__}: {exc}"
 
@@ -329,11 +342,10 @@ class Agent:
                 f"{tools!r:.80})"
             )
         hooks = flatten(use)
-        self.tools: tuple[Tool[..., Any], ...] = (
-            *(_as_tool(t, "Agent(tools=...)") for t in tools),
-            *_provided(use),
-        )
-        _unique(self.tools)
+        given = [_agent_tool(t, "Agent(tools=...)") for t in tools]
+        _unique(given, "Agent(tools=...)")
+        self.tools: tuple[Tool[..., Any], ...] = (*given, *_provided(use))
+        _unique(self.tools, "Agent(tools=...) with the Middleware tools of use=")
         self.instructions = instructions
         self.max_iterations = max_iterations
         self._store = store
@@ -434,6 +446,12 @@ class Agent:
                         f"{hook.label} is async: run this agent with `await agent.arun(...)` "
                         "(or make the hook a plain `def`)"
                     )
+            for t in self.tools:  # one a before_agent hook adds is refused in `_bind`
+                if self._runner(t).is_async:
+                    raise TypeError(
+                        f"tool {t.name!r} is async: run this agent with `await agent.arun(...)` "
+                        "(or make the tool a plain `def`)"
+                    )
         # a run of its own, with the `context` of a run it is in (`with hw.run(context=...)`):
         # an agent takes none of its own, so its hooks and tools read it from there
         outer = current_var.get()
@@ -503,8 +521,9 @@ class Agent:
         return found[1]
 
     def _bind(self, session: _Session, setup: AgentSetup) -> None:
-        tools = [_as_tool(t, "AgentSetup.tools (from a before_agent hook)") for t in setup.tools]
-        _unique(tools)
+        where = "AgentSetup.tools (from a before_agent hook)"
+        tools = [_agent_tool(t, where) for t in setup.tools]
+        _unique(tools, where)
         session.instructions = setup.instructions
         session.tools = {t.name: self._runner(t) for t in tools}
         session.specs = tuple(t.spec for t in tools)
@@ -942,15 +961,20 @@ def _provided(use: Any) -> Iterator[Tool[..., Any]]:
                 f"tools = (my_tool,) (got {got})"
             )
         for t in tools:  # pyright: ignore[reportUnknownVariableType]
-            yield _as_tool(t, where)
+            yield _agent_tool(t, where)
 
 
-def _unique(tools: Sequence[Tool[..., Any]]) -> None:
-    seen: set[str] = set()
+def _unique(tools: Sequence[Tool[..., Any]], where: str) -> None:
+    """Refuses two tools of one name: the model could not say which one it calls."""
+    seen: dict[str, Tool[..., Any]] = {}
     for t in tools:
         if t.name in seen:
-            raise ValueError(f"two tools are named {t.name!r}; tool names must be unique")
-        seen.add(t.name)
+            same = " (the same tool twice)" if seen[t.name] is t else ""
+            raise ValueError(
+                f"{where} expects tools of distinct names: two tools are named {t.name!r}{same}; "
+                "give one another name with hw.tool(name=...)"
+            )
+        seen[t.name] = t
 
 
 def _saved(arguments: Mapping[str, Any]) -> Any:
@@ -964,7 +988,8 @@ def _saved(arguments: Mapping[str, Any]) -> Any:
 
 def _kept(values: Mapping[str, Any], what: str, run_id: str) -> dict[str, Any]:
     """`values` as a checkpoint keeps them: JSON data as it is, other values cattrs brings
-    back equal as ``{"typed": [type path, data]}``; the rest left out, each with a warning."""
+    back equal as ``{"typed": [kind, data]}`` (see `typed_form`); the rest left out, each
+    with a warning."""
     kept: dict[str, Any] = {}
     for key, value in values.items():
         if _is_json(value) and not (isinstance(value, dict) and "typed" in value):
@@ -1010,6 +1035,12 @@ def _caller(model: Any, hooks: Stack) -> ModelCaller:
     try:
         caller = ModelCaller(model, name, use=hooks, argument="Agent(model=...)")
     except TypeError as exc:
+        # the model function's own shape is refused in `hw.model`'s words: said of the argument
+        shape = str(exc).removeprefix("hw.model: ")
+        if shape != str(exc):
+            raise TypeError(
+                f"Agent(model=...) expects a model function or an SDK client: {shape}"
+            ) from None
         add_note(exc, "in Agent(model=...)")
         raise
     if caller.sdk is not None and caller.model is None:

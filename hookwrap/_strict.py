@@ -13,6 +13,7 @@ import dataclasses
 import enum
 import inspect
 import json
+import math
 import types
 import typing
 from collections.abc import Callable, Hashable, Iterable, Mapping
@@ -36,6 +37,10 @@ class _Mismatch(TypeError):
 
 class _NotOneOf(_Mismatch):
     """A value that is not among those a type allows (which the message lists)."""
+
+
+class _Inexact(_Mismatch):
+    """A number a type cannot hold as the model wrote it (the message says why)."""
 
 
 def json_text(value: Any) -> str:
@@ -75,17 +80,36 @@ def _bool(value: Any) -> bool:
     raise _got("true or false", value)
 
 
+_EXACT = 2**53  # a float below this in size is an integer exactly when it looks like one
+
+
 def _int(value: Any) -> int:
+    """An int from a JSON integer, or from a number with a fraction or an exponent that is
+    an integer (`2.0`, `1e3`), as JSON Schema's `integer` takes; a float that large (`1e100`)
+    is rounded already, so it is refused rather than passed on as digits never written."""
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, float) and value.is_integer():  # JSON has one kind of number
-        return int(value)
+        if abs(value) < _EXACT:
+            return int(value)
+        raise _Inexact(
+            "a number with a fraction or an exponent is an exact integer only below 2**53: "
+            "write a larger one in digits"
+        )
     raise _got("an integer", value)
 
 
 def _float(value: Any) -> float:
+    """A finite float: NaN and Infinity, which Python's JSON reader takes, are no JSON
+    numbers, and a number too large for a float (`1e400`) is read as Infinity."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        number = float(value)  # an int beyond a float: an OverflowError, its message given
+        if math.isfinite(number):
+            return number
+        raise _Inexact(
+            "JSON has no NaN or Infinity, and a number beyond a float's range (1e400) is read "
+            "as Infinity"
+        )
     raise _got("a number", value)
 
 
@@ -144,8 +168,17 @@ def _strict_mapping(value: Any, tp: Any) -> dict[Any, Any]:
     args = typing.get_args(tp)
     key_type, value_type = args if len(args) == 2 else (Any, Any)
     pairs = list(cast("Mapping[Hashable, Any]", value).items())
-    keys = [k if key_type in (str, Any) else converter.structure(k, key_type) for k, _ in pairs]
+    keys = [_key(k, key_type) for k, _ in pairs]
     return dict(zip(keys, _each(tp, ((k, v, value_type) for k, v in pairs)), strict=True))
+
+
+def _key(key: Hashable, tp: Any) -> Any:
+    """A JSON object's key, always a string, read as `tp` as cattrs reads it (`"2"` for an
+    `int`); a float key must be finite, as a JSON number is (`"NaN"` is not one)."""
+    if tp in (str, Any):
+        return key
+    value: Any = converter.structure(key, tp)
+    return _float(value) if isinstance(value, float) else value
 
 
 def _each(tp: Any, items: Iterable[tuple[Any, Any, Any]]) -> list[Any]:
@@ -299,7 +332,7 @@ def why_not(exc: BaseException, key: str) -> str:
     an enum allows, the path to each bad value inside it, ..."""
     if isinstance(exc, BaseValidationError):
         return "; ".join(transform_error(exc, key, _format))
-    if isinstance(exc, _Mismatch) and not isinstance(exc, _NotOneOf):
+    if isinstance(exc, _Mismatch) and not isinstance(exc, (_NotOneOf, _Inexact)):
         return ""
     return str(exc)
 

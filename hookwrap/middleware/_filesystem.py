@@ -36,6 +36,7 @@ _NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)  # a FIFO must not block the open
 _FLAGS: int = _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 _DIR_FLAGS: int = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _FLAGS
 _PREFIX = re.compile(r"[A-Za-z0-9_-]*")
+_PREFIX_MAX = 64 - len("list_files")  # a tool name is at most 64 characters
 
 
 def _special(mode: int) -> str | None:
@@ -103,6 +104,12 @@ class Filesystem(Middleware):
             raise ValueError(
                 "Filesystem(prefix=...) may hold only letters, digits, '_' and '-', which "
                 f"every provider accepts in a tool name (got {prefix!r})"
+            )
+        if len(prefix) > _PREFIX_MAX:
+            raise ValueError(
+                f"Filesystem(prefix=...) may hold at most {_PREFIX_MAX} characters, so that "
+                f"'<prefix>list_files' is a tool name of at most 64, as every provider "
+                f"requires (got {len(prefix)}: {prefix!r:.80})"
             )
         self.root = real
         self.allow_write = allow_write
