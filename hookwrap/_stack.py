@@ -363,6 +363,10 @@ class Stack:
     def __add__(self, other: Any) -> Stack:
         return Stack(self, other)
 
+    def __radd__(self, other: Any) -> Stack:
+        # `hook + stack`, `[hook] + stack`: whichever side the stack is on
+        return Stack(other, self)
+
     def __repr__(self) -> str:
         names = ", ".join(h.spec.name for h in self.hooks)
         return f"Stack({names})"

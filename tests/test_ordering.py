@@ -341,3 +341,22 @@ def test_one_tool_call_runs_before_onion_tool_onion_after() -> None:
         "a1",
         "a2",
     ]
+
+
+def test_a_stack_adds_to_a_hook_or_list_on_either_side() -> None:
+    """`a + b` is `hw.Stack(a, b)` whichever side the stack is on, in that order."""
+    order: list[str] = []
+
+    def noted(name: str) -> Any:
+        @hw.before_model(name=name)
+        def hook(request: hw.ModelRequest) -> None:
+            order.append(name)
+
+        return hook
+
+    a, b, c = noted("a"), noted("b"), noted("c")
+    for use in (a + hw.Stack(b) + c, [a] + hw.Stack(b, c), hw.Stack(a) + [b, c]):  # noqa: RUF005
+        order.clear()
+        assert isinstance(use, hw.Stack)
+        hw.model(lambda prompt: prompt, use=use)("hi")
+        assert order == ["a", "b", "c"]
