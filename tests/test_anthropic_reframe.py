@@ -166,3 +166,33 @@ def test_the_apis_text_block_start_waits_for_what_goes_in_it(
     events = list(client.messages.create(**ASK, stream=True))
     starts = [e.index for e in events if e.type == "content_block_start"]
     assert starts == list(range(len(expected)))
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_an_empty_text_a_hook_adds_opens_no_block(is_async: bool) -> None:
+    """A hold-back hook releasing the text it held at the finish of an answer that has
+    none (a tool call only) adds an empty text chunk: it opens no text block."""
+
+    @hw.on_chunk
+    def hold_back(chunk: hw.Chunk, ctx: hw.RunContext[Any]) -> Any:
+        if chunk.kind == "text" and chunk.finish_reason is None:
+            ctx.call_state["held"] = ctx.call_state.get("held", "") + chunk.text
+            return hw.DROP
+        if chunk.finish_reason is not None:
+            return [hw.Chunk("text", ctx.call_state.pop("held", "")), chunk]
+        return None
+
+    call = hw.ToolCall(id="t1", name="f", arguments={"a": 1})
+    provider = FakeProvider([hw.Message("assistant", "", tool_calls=(call,))])
+    if is_async:
+        client = hw.wrap(provider.anthropic(async_=True), use=[hold_back])
+
+        async def final() -> Any:
+            async with client.messages.stream(**ASK) as stream:
+                return await stream.get_final_message()
+
+        message = asyncio.run(final())
+    else:
+        with hw.wrap(provider.anthropic(), use=[hold_back]).messages.stream(**ASK) as stream:
+            message = stream.get_final_message()
+    assert [block.type for block in message.content] == ["tool_use"]

@@ -685,6 +685,8 @@ class _Framer(Framer):
             elif held is None or held[0] != data.get("index") or not held[1].endswith(btype):
                 self._open(data.get("index"), btype, dict(fresh), out, True)
             if self.unopened is not None:
+                if btype == "text" and not _map(data.get("delta")).get("text"):
+                    return  # no text yet: an empty text block would go out (the API refuses one)
                 self._start(out)
             out.append(_event({**data, "index": self.count - 1}))
         elif kind == "content_block_stop":

@@ -379,17 +379,20 @@ def _outgoing(
     as_is = False  # while the stream goes on unchanged, events skip `send` (noted only)
     for item in source:
         if isinstance(item, Event) and not is_last(item):
-            if as_is and not ex.dropped and not held:
-                if item.event != waits or waits is None:  # the usual event
-                    if sent is not None:
-                        sent.append(item)
-                    yield send.numbered(item) if numbers else item
-                else:
-                    held = (item,)
+            if as_is and not ex.dropped:
+                if waits is not None and item.event == waits:
+                    held = (item,)  # it goes with the next event, through `send`
+                    as_is = False
+                    continue
+                if sent is not None:  # the usual event
+                    sent.append(item)
+                yield send.numbered(item) if numbers else item
                 continue
-            batch: Sequence[Event] = (*held, item)
+            batch: Sequence[Event] = (*held, item) if held else (item,)
         else:
-            batch = [*held, *_each(item)]
+            batch = _each(item)
+            if held:
+                batch = [*held, *batch]
             if batch and is_last(batch[-1]):
                 rest = [event for more in source for event in _each(more)]
                 batch = _closing(batch, rest, is_last)
@@ -413,17 +416,20 @@ async def _aoutgoing(
     as_is = False
     async for item in source:
         if isinstance(item, Event) and not is_last(item):
-            if as_is and not ex.dropped and not held:
-                if item.event != waits or waits is None:
-                    if sent is not None:
-                        sent.append(item)
-                    yield send.numbered(item) if numbers else item
-                else:
+            if as_is and not ex.dropped:
+                if waits is not None and item.event == waits:
                     held = (item,)
+                    as_is = False
+                    continue
+                if sent is not None:
+                    sent.append(item)
+                yield send.numbered(item) if numbers else item
                 continue
-            batch: Sequence[Event] = (*held, item)
+            batch: Sequence[Event] = (*held, item) if held else (item,)
         else:
-            batch = [*held, *_each(item)]
+            batch = _each(item)
+            if held:
+                batch = [*held, *batch]
             if batch and is_last(batch[-1]):
                 rest = [event async for more in source for event in _each(more)]
                 batch = _closing(batch, rest, is_last)
