@@ -167,8 +167,11 @@ def _last(got: list[Any]) -> Any:
     if isinstance(last, _Failed):
         raise last.error
     if last.__class__ in _TAKEN:
-        return last.rest() if last.taken else last.stream
+        return last.rest() if last.taken is not _NONE else last.stream
     return last
+
+
+_NONE: Any = object()  # no chunk taken (see `_Taken`)
 
 
 class _Rest:
@@ -187,33 +190,35 @@ class _Rest:
         return _last(self.got) if self.got else self.inner(self.request)
 
     def answered(self) -> None:
-        """The hook's stream gave a chunk: what it took from `call_next` so far is its."""
+        """The hook's stream gave a chunk: the one it took from `call_next` is answered."""
         for given in self.got:
             if given.__class__ in _TAKEN:
-                given.taken.clear()
+                given.taken = _NONE
 
 
 _again = _Rest
 
 
 class _Taken:
-    """The stream `call_next` gave a fail-open hook, noting the chunks the hook took from it
-    since its own stream last gave one: if the hook fails, they go on first (`rest`), as
-    they are still the caller's."""
+    """The stream `call_next` gave a fail-open hook, noting the chunk the hook is handling:
+    the last it took, while its own stream has given nothing since and the stream has not
+    ended. If the hook fails, that chunk goes on first (`rest`): it is still the caller's.
+    Chunks it took before are its own, dropped (a filter) or held (a window) on purpose:
+    a hook that failed later must not let out what it kept back."""
 
     __slots__ = ("stream", "taken")
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
-        self.taken: list[Any] = []
+        self.taken: Any = _NONE
 
     def __iter__(self) -> Any:
         return self
 
     def __next__(self) -> Any:
-        item = next(self.stream)
-        self.taken.append(item)
-        return item
+        self.taken = _NONE  # (the hook took the next: the last was its to keep or drop)
+        self.taken = next(self.stream)
+        return self.taken
 
     def close(self) -> None:
         close = getattr(self.stream, "close", None)
@@ -221,9 +226,10 @@ class _Taken:
             close()
 
     def rest(self) -> Iterator[Any]:
-        taken, self.taken = self.taken, []
+        taken, self.taken = self.taken, _NONE
         try:
-            yield from taken
+            if taken is not _NONE:
+                yield taken
             yield from self.stream
         finally:  # left early: closed now, not when collected
             self.close()
@@ -236,15 +242,15 @@ class _ATaken:
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
-        self.taken: list[Any] = []
+        self.taken: Any = _NONE
 
     def __aiter__(self) -> Any:
         return self
 
     async def __anext__(self) -> Any:
-        item = await self.stream.__anext__()
-        self.taken.append(item)
-        return item
+        self.taken = _NONE
+        self.taken = await self.stream.__anext__()
+        return self.taken
 
     async def aclose(self) -> None:
         aclose = getattr(self.stream, "aclose", None)
@@ -252,10 +258,10 @@ class _ATaken:
             await aclose()
 
     async def rest(self) -> AsyncIterator[Any]:
-        taken, self.taken = self.taken, []
+        taken, self.taken = self.taken, _NONE
         try:
-            for item in taken:
-                yield item
+            if taken is not _NONE:
+                yield taken
             async for item in self.stream:
                 yield item
         finally:  # left early: closed now, not when collected

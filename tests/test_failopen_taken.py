@@ -1,7 +1,8 @@
 """A fail-open `wrap_model` hook that fails while streaming is left out, and the caller gets
-the rest of the stream its `call_next` gave, from where the hook left it: the chunks the
-hook took since it last gave one out (it failed before answering for them) go on first,
-so a forgiven hook never makes text vanish from an answer that looks whole."""
+the rest of the stream its `call_next` gave, from where the hook left it: the chunk it was
+handling when it failed (the last it took, if it gave nothing out since) goes on first, so
+a forgiven hook does not make that text vanish. Chunks it took before are its own: one it
+dropped (a filter) or held back stays out."""
 
 from __future__ import annotations
 
@@ -102,9 +103,11 @@ def test_the_chunk_a_fail_open_hook_failed_on_goes_on_as_it_came(
 
 
 @pytest.mark.parametrize("is_async", [False, True])
-def test_every_chunk_a_fail_open_hook_held_back_goes_on(is_async: bool) -> None:
-    """A hook that takes chunks ahead (a look-ahead window, say) and fails gives none out:
-    all it took go on, in order."""
+def test_of_the_chunks_a_fail_open_hook_held_back_the_one_it_handled_goes_on(
+    is_async: bool,
+) -> None:
+    """A hook that takes chunks ahead (a look-ahead window, say) and fails: the chunk it
+    was handling goes on, the ones it held before stay its own."""
 
     @hw.wrap_model(fail_open=True)
     def ahead(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
@@ -123,7 +126,7 @@ def test_every_chunk_a_fail_open_hook_held_back_goes_on(is_async: bool) -> None:
         yield  # a generator
 
     got = read(awords if is_async else words, aahead if is_async else ahead, is_async)
-    assert got == WORDS
+    assert got == ["two ", "three"]
 
 
 @pytest.mark.parametrize("is_async", [False, True])
@@ -214,3 +217,58 @@ def test_an_sdk_stream_keeps_the_chunk_a_fail_open_hook_failed_on() -> None:
     stream = client.chat.completions.create(model="m", messages=USER, stream=True)
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert text == "Hello there"
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_chunk_a_failing_filter_dropped_stays_out(is_async: bool) -> None:
+    """A redactor that drops a chunk, then fails on the next: the dropped chunk was its
+    answer, and is not let out; the one it failed on goes on."""
+
+    def redact(stream: Any) -> Any:
+        for chunk in stream:
+            if chunk.text == "two ":
+                continue  # dropped on purpose
+            if chunk.text == "three":
+                raise RuntimeError("redactor bug")
+            yield chunk
+
+    @hw.wrap_model(fail_open=True)
+    def redactor(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
+        return redact(call_next(request))
+
+    @hw.wrap_model(fail_open=True)
+    async def aredactor(request: hw.ModelRequest, call_next: Any) -> AsyncIterator[hw.Chunk]:
+        async for chunk in await call_next(request):
+            if chunk.text == "two ":
+                continue
+            if chunk.text == "three":
+                raise RuntimeError("redactor bug")
+            yield chunk
+
+    got = read(awords if is_async else words, aredactor if is_async else redactor, is_async)
+    assert got == ["one ", "three"]
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_hook_that_fails_after_reading_the_whole_stream_lets_nothing_out_again(
+    is_async: bool,
+) -> None:
+    """A hook that trims the last chunk and fails once the stream ended was handling no
+    chunk: nothing is sent twice, and what it trimmed stays out."""
+
+    @hw.wrap_model(fail_open=True)
+    def trims(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
+        for chunk in call_next(request):
+            if chunk.text != "three":
+                yield chunk
+        raise RuntimeError("after the stream")
+
+    @hw.wrap_model(fail_open=True)
+    async def atrims(request: hw.ModelRequest, call_next: Any) -> AsyncIterator[hw.Chunk]:
+        async for chunk in await call_next(request):
+            if chunk.text != "three":
+                yield chunk
+        raise RuntimeError("after the stream")
+
+    got = read(awords if is_async else words, atrims if is_async else trims, is_async)
+    assert got == ["one ", "two "]
