@@ -21,6 +21,7 @@ from collections.abc import (
     Generator,
     Iterable,
     Iterator,
+    Mapping,
 )
 from types import CoroutineType
 from typing import Any, cast
@@ -315,9 +316,10 @@ class ModelEngine(_Shared):
                 )
             try:
                 return adapter.coerce(value, None)
-            except TypeError:
+            except TypeError as exc:
+                why = f": {exc}" if isinstance(value, Mapping) else ""  # which keys it lacks
                 raise refused(
-                    hook, value, "a ModelResponse, Message, str or dict (or a stream)"
+                    hook, value, f"a ModelResponse, Message, str or chat dict (or a stream){why}"
                 ) from None
 
         def answer(hook: Hook, value: Any) -> ModelResponse:

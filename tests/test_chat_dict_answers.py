@@ -1,5 +1,6 @@
-"""A dict given as an answer (a `Respond`ed one, a model function's own) is a chat message:
-one with none of a message's keys is refused by name, never read as an empty answer."""
+"""A dict a hook gives as an answer (a `Respond`ed one, a wrap hook's) is a chat message:
+one with none of a message's keys is refused by name, never read as an empty answer. A
+model function's own dict answer is its answer as it gave it, whatever its keys."""
 
 from __future__ import annotations
 
@@ -52,14 +53,37 @@ def test_a_respond_of_a_dict_that_is_no_message_names_the_hook_and_the_keys(call
     assert "none of those keys ('text')" in text
 
 
-def test_a_model_functions_dict_with_no_message_keys_is_refused_naming_it() -> None:
-    def answers_a_record(messages: Any) -> dict[str, Any]:
-        return {"text": "hi", "score": 1}
+def test_a_wrap_hooks_dict_with_no_message_keys_is_refused_naming_the_keys() -> None:
+    @hw.wrap_model
+    def cached(request: hw.ModelRequest, call_next: Any) -> Any:
+        return {"text": "cached"}
 
-    wrapped = hw.model(answers_a_record, use=[hw.after_model(lambda request, response: None)])
-    keys = r"none of those keys \('text', 'score'\)"
-    with pytest.raises(TypeError, match=rf"answers_a_record .*{keys}"):
-        wrapped(USER)
+    with pytest.raises(TypeError) as caught:
+        hw.model(model, use=[cached])(USER)
+    text = str(caught.value)
+    assert "wrap_model hook '" in text
+    assert ".cached' (priority 0)" in text
+    assert "str or chat dict" in text
+    assert "none of those keys ('text')" in text
+
+
+def test_a_model_functions_own_dict_of_other_keys_is_still_its_answer() -> None:
+    """A function whose answer is a record, not a message (a classifier's), answers it as
+    it gave it, hooks or not: hooks that never read the answer (a Retry, a run) must not
+    break it, and one that reads it sees no text."""
+    seen: list[str] = []
+
+    def classify(messages: Any) -> dict[str, Any]:
+        return {"label": "spam", "score": 0.93}
+
+    @hw.after_model
+    def look(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response.text)
+
+    assert hw.model(classify, use=[look])(USER) == {"label": "spam", "score": 0.93}
+    assert seen == [""]
+    with hw.run():
+        assert hw.model(classify, use=[look])(USER) == {"label": "spam", "score": 0.93}
 
 
 @pytest.mark.parametrize(

@@ -447,6 +447,11 @@ class FunctionAdapter(Adapter):
             return made
         if isinstance(value, Mapping):
             item: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
+            if call is not None:  # the function's own answer, whatever its keys: as it gave it
+                if "role" not in item:
+                    item = {"role": "assistant", **item}
+                return ModelResponse(message_from(item), raw=value)
+            # a hook's answer (a `Respond`, a wrap hook's): a dict of no message is no answer
             try:
                 message = answer_from(item)
             except TypeError as exc:
