@@ -147,11 +147,12 @@ class _Schemas:
         return self.names[cls]
 
 
-# a docstring section's heading: Google style (`Returns:`), or NumPy style (underlined)
+# where a docstring's description ends: a section heading, Google style (`Returns:`, any
+# capitalised heading alone on its line) or NumPy/reST style (a line underlined);
+# a Sphinx or Epydoc field (`:param x:`, `@param x`), a doctest (`>>>`), a reST directive
 _SECTION = re.compile(
-    r"^[ \t]*(?:Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments|Other "
-    r"Parameters|Returns?|Yields?|Raises|Examples?|Notes?|Attributes|See Also|Warnings?|"
-    r"Todo|References)[ \t]*(?::[ \t]*$|\n[ \t]*-{3,}[ \t]*$)",
+    r"^[ \t]*(?:[A-Z][A-Za-z ]{0,30}:[ \t]*$|\S[^\n]*\n[ \t]*[-=~]{3,}[ \t]*$|:\w[^:\n]*:|@\w+\b"
+    r"|>>>|\.\. \w)",
     re.MULTILINE,
 )
 

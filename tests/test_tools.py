@@ -1226,3 +1226,31 @@ def test_spec_description_is_every_paragraph_before_the_docstrings_sections() ->
     )
     assert double.spec.description == "Double a number."
     assert returns_only.spec.description == "Echo a number."
+
+
+def test_spec_description_ends_where_other_docstring_markup_starts() -> None:
+    """Sphinx and Epydoc fields, doctests, reST directives and headings of any name end the
+    description, as the sections do: they are for the function's readers, not the model."""
+
+    def made(doc: str) -> str:
+        def tool(x: int) -> int:
+            return x
+
+        tool.__doc__ = doc
+        return hw.tool(tool).spec.description
+
+    for rest in (
+        ":param x: the number.\n:returns: x",
+        "@param x: the number.",
+        ">>> tool(2)\n2",
+        ".. note:: internal, do not expose.",
+        "Usage:\n    tool(2)",
+        "Side Effects:\n    none",
+        "Warns\n-----\nUserWarning",
+        "Examples\n========\nx",
+    ):
+        described = made(f"Echo a number.\n\nKeeps it.\n\n{rest}\n")
+        assert described == "Echo a number.\n\nKeeps it.", rest
+    assert made("Echo a number.\n\nNote: a sentence that starts so stays.") == (
+        "Echo a number.\n\nNote: a sentence that starts so stays."
+    )
