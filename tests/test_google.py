@@ -731,3 +731,26 @@ def test_a_patched_stack_of_async_hooks_serves_aio_and_refuses_sync_calls() -> N
         client.models.generate_content(model=MODEL, contents="hi")
     with pytest.raises(errors.ClientError, match="404"):  # other requests pass, unrefused
         client.models.count_tokens(model=MODEL, contents="hi")
+
+
+def test_a_wrapped_client_as_a_context_manager_hands_out_the_hooked_client() -> None:
+    """`with hw.wrap(genai.Client(...)) as client` (and `async with ... .aio`) gives the
+    hooked client, and leaving closes the SDK's (forwarded by hookwrap itself, as wrapt 1.x
+    forwards no `__aexit__`)."""
+
+    @hw.after_model
+    def loud(request: hw.ModelRequest, response: hw.ModelResponse) -> hw.ModelResponse:
+        return response.replace(message=hw.Message.assistant(response.text.upper()))
+
+    provider = FakeProvider([HELLO] * 2)
+    with hw.wrap(provider.genai(), use=[loud]) as client:
+        assert isinstance(client, GeminiClient)
+        answer = client.models.generate_content(model=MODEL, contents="hi")
+    assert answer.text == HELLO.text.upper()
+
+    async def main() -> Any:
+        async with hw.wrap(provider.genai(), use=[loud]).aio as aio:
+            assert isinstance(aio, GeminiAsyncClient)
+            return await aio.models.generate_content(model=MODEL, contents="hi")
+
+    assert run(main()).text == HELLO.text.upper()
