@@ -614,7 +614,7 @@ class Agent:
     def _pause(self, s: _Session, payload: Any) -> Generator[Step, Any, RunResult]:
         state = s.ctx.run.state.snapshot()
         usage = s.base_usage + s.ctx.run.usage
-        checkpoint = {
+        history = {
             "format": _FORMAT,
             "run_id": s.ctx.run_id,
             "messages": [message_to_dict(m) for m in s.messages],
@@ -623,9 +623,12 @@ class Agent:
                 {"id": c.id, "name": c.name, "arguments": _saved(c.arguments)} for c in s.turn
             ],
             "done": {k: {"ok": d.ok, "text": d.text} for k, d in s.done.items()},
+            "usage": [usage.input_tokens, usage.output_tokens, usage.total_tokens],
+        }
+        checkpoint = {
+            **_plain(history),
             "state": _kept(state, "ctx.state", s.ctx.run_id),
             "decisions": _kept(s.ctx.decisions, "the decision", s.ctx.run_id),
-            "usage": [usage.input_tokens, usage.output_tokens, usage.total_tokens],
             "payload": payload if _is_json(payload) else None,
         }
         s.payload = payload
@@ -984,6 +987,14 @@ def _saved(arguments: Mapping[str, Any]) -> Any:
     if isinstance(arguments, UnparsedArguments):
         return arguments.text
     return json.loads(arguments_text(arguments))
+
+
+def _plain(history: dict[str, Any]) -> dict[str, Any]:
+    """The run's history as JSON reads it back: plain `str`, `int` and `float` for their
+    subclasses (a `str` enum given as the input or as a model's text is the text it holds,
+    as the model was sent it), which a store keeps, where it refuses a subclass."""
+    plain: dict[str, Any] = json.loads(json.dumps(history))
+    return plain
 
 
 def _kept(values: Mapping[str, Any], what: str, run_id: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ import pytest
 import hookwrap.stores
 import hookwrap.stores._memory as memory
 from hookwrap.stores import MemoryStore, Store
+from hookwrap.stores._base import dump
 
 Advance = Callable[[float], None]
 
@@ -114,6 +115,13 @@ def test_a_value_that_is_not_json_is_a_type_error_naming_the_key_and_the_spot(
     assert store.get("user:42") is None
 
 
+def test_text_is_written_as_it_is_unless_utf8_cannot_hold_it() -> None:
+    """Escaped only for a lone surrogate: other text stays readable in a file or a server."""
+    assert dump("k", {"é": "✓ \x00"}) == '{"é":"✓ \\u0000"}'
+    assert dump("k", ["é", "caf\udce9"]) == '["\\u00e9","caf\\udce9"]'
+    assert dump("k", "plain") == '"plain"'
+
+
 def test_the_same_list_twice_is_not_a_cycle() -> None:
     shared = [1]
     store = MemoryStore()
@@ -191,17 +199,22 @@ class Name(str):
 
 # values `json.dumps` would write, which would come back as something else or not at all
 PLAIN = ", which would come back as a plain"
-SURROGATE = "holds the lone surrogate"
 CHANGED_VALUES: list[tuple[object, str]] = [
     (Level.HIGH, f"the value is of type Level (<Level.HIGH: 3>){PLAIN} int"),
     (Color.RED, f"the value is of type Color (<Color.RED: 'red'>){PLAIN} str"),
     ({"a": [Name("x")]}, f"the value['a'][0] is of type Name ('x'){PLAIN} str"),
     (OrderedDict(a=1), f"the value is of type OrderedDict (OrderedDict([('a', 1)])){PLAIN} dict"),
     ({Color.RED: 1}, f"key <Color.RED: 'red'> of type Color (JSON keys are str){PLAIN} str"),
-    ("x\ud800", f"the value is a str that {SURROGATE} '\\ud800' at index 1 (not Unicode text)"),
-    ([{"k": "\udfff!"}], f"the value[0]['k'] is a str that {SURROGATE} '\\udfff' at index 0"),
-    ({"k\ud800": 1}, f"the value has the key 'k\\ud800', which {SURROGATE} '\\ud800' at index 1"),
 ]
+
+# text with lone surrogates (a file name decoded with `surrogateescape`), which UTF-8
+# cannot hold, and a key that holds one
+ESCAPED_VALUES: list[object] = [
+    "x\ud800",
+    [{"k": "\udfff!", "caf\udce9": "é ✓"}],
+    {"names": ["a.txt", b"caf\xe9.txt".decode("utf-8", "surrogateescape")]},
+]
+BAD_KEY = "user:\udce9"
 
 
 def assert_refused_when_closed(store: Store, name: str) -> None:
@@ -304,6 +317,35 @@ class StoreContract:
             assert str(caught.value).startswith("cannot store 'user:42': ")
             assert problem in str(caught.value)
         assert store.get("user:42") == "before"
+
+    @pytest.mark.parametrize("value", ESCAPED_VALUES)
+    def test_text_with_a_lone_surrogate_comes_back_as_it_was(
+        self, store: Store, value: Any
+    ) -> None:
+        store.set("k", value)
+        assert repr(store.get("k")) == repr(value)
+        asyncio.run(store.aset("a", value))
+        assert repr(asyncio.run(store.aget("a"))) == repr(value)
+        assert repr(store.get("a")) == repr(value)
+
+    def test_a_key_with_a_lone_surrogate_is_a_value_error_naming_the_index(
+        self, store: Store
+    ) -> None:
+        calls: list[Callable[[], object]] = [
+            lambda: store.get(BAD_KEY),
+            lambda: store.set(BAD_KEY, 1),
+            lambda: store.delete(BAD_KEY),
+            lambda: asyncio.run(store.aget(BAD_KEY)),
+            lambda: asyncio.run(store.aset(BAD_KEY, 1)),
+            lambda: asyncio.run(store.adelete(BAD_KEY)),
+        ]
+        for call in calls:
+            with pytest.raises(ValueError) as caught:
+                call()
+            assert str(caught.value) == (
+                "store keys must be Unicode text: 'user:\\udce9' holds the lone surrogate "
+                "'\\udce9' at index 5"
+            )
 
     @pytest.mark.parametrize("key", [1, None, b"k"])
     def test_keys_must_be_str_in_every_method(self, store: Store, key: Any) -> None:

@@ -30,7 +30,10 @@ pytest.importorskip("redis")
             "unix:///run/redis.sock?db=1&password=SECRETPW",
             "unix:///run/redis.sock?db=1&password=***",
         ),
-        ("redis://h/0?client_name=password", "redis://h/0?client_name=password"),  # no password
+        (
+            "redis://h/0?db=2&client_name=SECRETPW&socket_timeout=5",
+            "redis://h/0?db=2&client_name=***&socket_timeout=5",  # only numbers and flags
+        ),
     ],
 )
 def test_repr_hides_a_password_in_the_query(url: str, shown: str) -> None:
@@ -81,6 +84,80 @@ def test_a_query_option_redis_does_not_take_is_refused_naming_it(url: str, messa
     assert message in str(caught.value)
     assert "db, " in str(caught.value)  # the options it takes are listed
     assert "SECRETPW" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://h/0?pasword=SECRETPW",
+        "redis://h/0?retry=3&password=SECRETPW",  # no URL text makes a `Retry`
+        "redis://h/0?parser_class=x",
+        "redis://h/0?decode_responses=false",
+        "redis://h/0?socket_type=1",
+    ],
+)
+def test_only_options_that_work_as_url_text_are_taken(url: str) -> None:
+    with pytest.raises(ValueError, match="redis takes no query option") as caught:
+        RedisStore(url)
+    message = str(caught.value)
+    assert "SECRETPW" not in message
+    taken = message.rpartition("; it takes ")[2].split(", ")
+    assert {"db", "socket_timeout", "client_name", "password", "timeout"} <= set(taken)
+    assert {"retry", "parser_class", "event_dispatcher", "credential_provider"}.isdisjoint(taken)
+    assert not any(name.startswith(("maint", "orig_")) for name in taken)
+
+
+def test_a_misspelled_password_option_is_refused_with_a_hint_but_not_its_value() -> None:
+    with pytest.raises(ValueError) as caught:
+        RedisStore("redis://h:6379/0?pasword=SECRETPW")
+    assert "(got 'redis://h:6379/0?pasword=***'): " in str(caught.value)
+    assert "(did you mean 'password'?)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://:ab#SECRETPW@127.0.0.1:6379/0",
+        "redis://:ab/SECRETPW@127.0.0.1:6379/0",
+        "redis://:ab?SECRETPW@127.0.0.1:6379/0",
+        "redis://:123?SECRETPW@127.0.0.1:6379/0",  # would read as port 123
+        "redis://alice:ab@SECRET#PW@127.0.0.1:6379/0",
+        "rediss://:ab#SECRETPW@h/0?ssl_certfile=c.pem",
+        "unix://:ab#SECRETPW@/run/redis.sock?db=0",
+    ],
+)
+def test_a_password_with_an_unencoded_hash_slash_or_question_mark_is_refused_unseen(
+    url: str,
+) -> None:
+    with pytest.raises(ValueError, match="expects a redis://") as caught:
+        RedisStore(url)
+    message = str(caught.value)
+    assert "write a password's '#', '/', '?' and '@' as %23, %2F, %3F and %40" in message
+    assert "SECRET" not in message
+    assert "ab" not in message.replace("about", "")
+
+
+def test_an_at_sign_in_a_socket_path_is_no_password() -> None:
+    store = RedisStore("unix:///run/redis@main.sock?db=0")
+    assert repr(store) == "RedisStore('unix:///run/redis@main.sock?db=0', prefix='hookwrap:')"
+    store.close()
+
+
+def test_an_encoded_password_connects(redis_url: str) -> None:  # noqa: F811
+    import redis
+
+    admin: Any = redis.Redis.from_url(redis_url)  # pyright: ignore[reportUnknownMemberType]
+    admin.acl_setuser("bob", enabled=True, passwords=["+a#b/c?d@e"], keys=["*"], commands=["+@all"])
+    try:
+        url = redis_url.replace("redis://", "redis://bob:a%23b%2Fc%3Fd%40e@")
+        with RedisStore(url, prefix="enc:") as store:
+            assert "a%23" not in repr(store)
+            store.set("k", [1])
+            assert store.get("k") == [1]
+            store.delete("k")
+    finally:
+        admin.acl_deluser("bob")
+        admin.close()
 
 
 def test_the_options_redis_takes_work_sync_and_async(redis_url: str) -> None:  # noqa: F811

@@ -39,7 +39,8 @@ class Store(Protocol):
     Values are JSON data: `dict` (with `str` keys), `list`, `str`, `int`, `float` (finite),
     `bool` and `None`, nested freely; exactly those types, not subclasses of them. A store
     keeps a copy: mutating a value after `set`, or the value `get` returned, does not
-    change what is stored. Keys are `str`. A stored `None` reads the same as a missing key.
+    change what is stored. Keys are `str` without lone surrogates (a `ValueError`); text in
+    a value may hold them. A stored `None` reads the same as a missing key.
     Implementations are safe to share between threads; the `a*` methods are for async
     callers.
     """
@@ -88,9 +89,17 @@ def check_store(argument: str, store: object) -> Store | None:
 
 
 def check_key(key: object) -> str:
-    """`key` if it is a `str`, else a `TypeError`."""
+    """`key` if it is a `str` of Unicode text, else a `TypeError`, or a `ValueError` for a
+    lone surrogate: a file or a server keeps a key as UTF-8, which cannot hold one, and
+    unlike a value's text a key has no escaped form that reads back as itself."""
     if not isinstance(key, str):
         raise TypeError(f"store keys must be str (got {type(key).__name__}: {key!r})")
+    index = _lone_surrogate(key)
+    if index is not None:
+        raise ValueError(
+            f"store keys must be Unicode text: {key!r} holds the lone surrogate "
+            f"{key[index]!r} at index {index}"
+        )
     return key
 
 
@@ -116,11 +125,19 @@ def check_ttl(ttl: object) -> float | None:
 
 
 def dump(key: str, value: object) -> str:
-    """`value` as JSON text, or a `TypeError` naming `key` and the part that is not JSON."""
+    """`value` as JSON text, or a `TypeError` naming `key` and the part that is not JSON.
+
+    Text with a lone surrogate (a file name decoded with ``surrogateescape``) is written
+    as `\\udXXX` escapes, which UTF-8 can hold and `json.loads` reads back as the same
+    `str`; any other text is written as it is.
+    """
     problem = _not_json(value, "the value", set())
     if problem is not None:
         raise TypeError(f"cannot store {key!r}: {problem}; a store keeps JSON data only")
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    if text.isascii() or _lone_surrogate(text) is None:
+        return text
+    return json.dumps(value, allow_nan=False, separators=(",", ":"))
 
 
 def _not_json(value: object, where: str, parents: set[int]) -> str | None:
@@ -130,10 +147,8 @@ def _not_json(value: object, where: str, parents: set[int]) -> str | None:
     into `str` and an `IntEnum` into an `int`, so that what a store gives back is what it
     was given: the types must be exactly the built-in ones.
     """
-    if value is None or type(value) is bool or type(value) is int:
+    if value is None or type(value) in (bool, int, str):
         return None
-    if type(value) is str:
-        return _not_text(value, f"{where} is a str that")
     if type(value) is float:
         return None if math.isfinite(value) else f"{where} is {value!r} (not JSON)"
     container: list[Any] | dict[Any, Any]
@@ -157,9 +172,6 @@ def _not_json(value: object, where: str, parents: set[int]) -> str | None:
                     f"{where} has the key {name!r} of type {type(name).__name__} "
                     f"(JSON keys are str){_plain(name)}"
                 )
-            problem = _not_text(name, f"{where} has the key {name!r}, which")
-            if problem is not None:
-                return problem
             problem = _not_json(item, f"{where}[{name!r}]", parents)
             if problem is not None:
                 return problem
@@ -168,14 +180,12 @@ def _not_json(value: object, where: str, parents: set[int]) -> str | None:
         parents.discard(id(container))
 
 
-def _not_text(text: str, what: str) -> str | None:
-    """What is wrong with `text` (`what` starts the sentence), or None if UTF-8, and so a
-    file or a server, can hold it: a lone surrogate cannot be encoded."""
+def _lone_surrogate(text: str) -> int | None:
+    """Where the first lone surrogate in `text` is (UTF-8 cannot encode one), or None."""
     try:
         text.encode()
     except UnicodeEncodeError as exc:
-        char = text[exc.start]
-        return f"{what} holds the lone surrogate {char!r} at index {exc.start} (not Unicode text)"
+        return exc.start
     return None
 
 

@@ -12,7 +12,7 @@ import inspect
 import json
 import math
 import threading
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs, unquote_plus, urlsplit, urlunsplit
@@ -79,6 +79,13 @@ class RedisStore(Closing):
             raise ImportError(
                 "RedisStore needs the redis package: pip install 'hookwrap[redis]'"
             ) from exc
+        if _stray_at(url):
+            raise ValueError(
+                "RedisStore(url) expects a redis://, rediss:// or unix:// URL (got one with "
+                "an '@' after its host, not shown as it may hold a password): write a "
+                "password's '#', '/', '?' and '@' as %23, %2F, %3F and %40, and an '@' in a "
+                "query option as %40"
+            )
         try:
             _check_db(url)
             # redis leaves `from_url(**kwargs)` unannotated
@@ -222,20 +229,13 @@ def _check_db(url: str) -> None:
 
 def _check_options(url: str) -> None:
     """A `ValueError` for an option in `url`'s query that the connections made from it do
-    not take: redis would hand it on as it is, and the first call would fail with a
-    `TypeError`. An option must suit the sync and the async connections alike."""
-    import redis.asyncio.connection
-    import redis.connection
-
+    not take from URL text: redis would hand it on as it is (a str), and the first call
+    would fail. An option must suit the sync and the async connections alike."""
     parts = urlsplit(url)
     kind = _CONNECTIONS.get(parts.scheme)
     if kind is None or not parts.query:
         return
-    sync = _keywords(getattr(redis.connection, kind))
-    takes = (sync & _keywords(getattr(redis.asyncio.connection, kind))) | {
-        "max_connections",  # the pool's own
-        "timeout",
-    }
+    takes = _options(kind)
     for name in parse_qs(parts.query, keep_blank_values=True):
         if name not in takes:
             close = difflib.get_close_matches(name, takes, n=1)
@@ -243,6 +243,49 @@ def _check_options(url: str) -> None:
             raise ValueError(
                 f"redis takes no query option {name!r}{hint}; it takes {', '.join(sorted(takes))}"
             )
+
+
+def _options(kind: str) -> set[str]:
+    """The query options a `kind` connection takes as URL text: those redis's URL parser
+    converts (numbers and flags), and those that are text, as both the sync and the async
+    connection take them; and the pool's own."""
+    import redis.asyncio.connection
+    import redis.connection
+
+    sync = _keywords(getattr(redis.connection, kind))
+    both = sync & _keywords(getattr(redis.asyncio.connection, kind))
+    return (both & (_numbers() | _TEXT_OPTIONS)) | {"max_connections", "timeout"}
+
+
+def _numbers() -> set[str]:
+    """The query options redis's URL parser converts from text: numbers and flags."""
+    import redis.connection
+
+    parsers = redis.connection.URL_QUERY_ARGUMENT_PARSERS  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    return set(cast("Iterable[str]", parsers))  # redis leaves some parsers unannotated
+
+
+# The options a connection takes as text, as a URL's query gives it (a port as text too).
+_TEXT_OPTIONS = {
+    "client_name",
+    "username",
+    "password",
+    "encoding",
+    "encoding_errors",
+    "lib_name",
+    "lib_version",
+    "host",
+    "port",
+    "path",
+    "ssl_keyfile",
+    "ssl_certfile",
+    "ssl_cert_reqs",
+    "ssl_ca_certs",
+    "ssl_ca_data",
+    "ssl_ca_path",
+    "ssl_password",
+    "ssl_ciphers",
+}
 
 
 def _keywords(cls: type) -> set[str]:
@@ -263,9 +306,22 @@ def _keywords(cls: type) -> set[str]:
     return names
 
 
+def _stray_at(url: str) -> bool:
+    """Whether `url` has an '@' after its host: there a password holding an unencoded '#',
+    '/' or '?' (which end the host) ends, and no part of the URL can be shown as surely
+    free of the password, which is spread over what reads as the host, path and query."""
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:
+        return False
+    after = url.partition("://")[2][len(netloc) :]
+    return bool(netloc) and "@" in after
+
+
 def _redacted(url: str) -> str:
-    """`url` without its password, for messages and `repr`: the one before the host and
-    a `password` query parameter (redis reads that one too)."""
+    """`url` without its password, for messages and `repr`: the one before the host, and
+    the value of every query option but the numbers and flags (the value of a misspelled
+    `password` option is a password too)."""
     try:
         parts = urlsplit(url)
         password = parts.password
@@ -279,12 +335,13 @@ def _redacted(url: str) -> str:
     # the query, masked in place: rebuilt, a `unix:///path` URL would lose its `//`
     head, _, tail = url.partition("?")
     query, hash_mark, fragment = tail.partition("#")
-    fields = "&".join(_masked(field) for field in query.split("&"))
+    shown = _numbers()
+    fields = "&".join(_masked(field, shown) for field in query.split("&"))
     return f"{head}?{fields}{hash_mark}{fragment}"
 
 
-def _masked(field: str) -> str:
-    """One `name=value` field of a query, its value hidden if it is a password (the name
-    decoded as redis decodes it, so `pass%77ord` is one too)."""
+def _masked(field: str, shown: set[str]) -> str:
+    """One `name=value` field of a query, its value hidden unless `name` (decoded as redis
+    decodes it) is one of `shown`."""
     name, equals, _ = field.partition("=")
-    return f"{name}=***" if equals and unquote_plus(name) == "password" else field
+    return f"{name}=***" if equals and unquote_plus(name) not in shown else field
