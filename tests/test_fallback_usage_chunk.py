@@ -274,3 +274,133 @@ def test_a_whole_answer_to_a_stream_sends_its_usage_chunk_only_when_asked(
     usage = asked[-1].usage
     assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (3, 4, 7)
     assert len({c.id for c in asked}) == 1
+
+
+ANSWER = hw.ModelResponse(hw.Message.assistant("the answer"), usage=hw.Usage(3, 4, 7))
+
+
+@hw.before_model
+def responds(request: hw.ModelRequest) -> Any:
+    """A cache's hit: the whole answer it kept, with its usage, in place of the call."""
+    return hw.Respond(ANSWER)
+
+
+@hw.wrap_model
+def responds_in_a_generator(request: hw.ModelRequest) -> Any:
+    yield hw.Respond(ANSWER)
+
+
+@hw.on_chunk
+def looks(chunk: hw.Chunk) -> None:
+    """A hook that reads every chunk and changes none."""
+
+
+def respond_chunks(
+    hooks: list[Any], is_async: bool, patched: bool, seen: Seen, **options: Any
+) -> list[Any]:
+    """The chunks an OpenAI chat caller streams when `hooks` answer in place of the call,
+    through `hw.wrap` or `hw.patch`."""
+    provider = FakeProvider(["never"])
+    use = [*seen.hooks, *hooks]
+    if patched:
+        hw.patch("openai", use=use)
+    client = provider.openai(async_=is_async)
+    if not patched:
+        client = hw.wrap(client, use=use)
+    request: dict[str, Any] = {"model": "gpt-4o", "messages": USER, "stream": True, **options}
+    try:
+        if not is_async:
+            return list(client.chat.completions.create(**request))
+
+        async def read() -> list[Any]:
+            return [chunk async for chunk in await client.chat.completions.create(**request)]
+
+        return asyncio.run(read())
+    finally:
+        if patched:
+            hw.unpatch("openai")
+
+
+@pytest.mark.parametrize(
+    "hooks",
+    [[responds], [responds, looks], [responds_in_a_generator]],
+    ids=["before_model", "before_model-and-on_chunk", "wrap_model"],
+)
+@pytest.mark.parametrize("patched", [False, True], ids=["wrap", "patch"])
+@SIDES
+def test_a_respond_answer_to_a_stream_sends_its_usage_chunk_only_when_asked(
+    hooks: list[Any], patched: bool, is_async: bool
+) -> None:
+    seen = Seen()
+    unasked = respond_chunks(hooks, is_async, patched, seen)
+    assert "".join(c.choices[0].delta.content or "" for c in unasked) == "the answer"
+    assert [c.usage for c in unasked if c.usage is not None] == []
+    assert seen.after_model == [hw.Usage(3, 4, 7)]
+    seen = Seen()
+    asked = respond_chunks(hooks, is_async, patched, seen, **ASKED)
+    assert [c for c in asked if not c.choices] == [asked[-1]]
+    usage = asked[-1].usage
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == (3, 4, 7)
+    assert seen.after_model == [hw.Usage(3, 4, 7)]
+
+
+# -- the legacy Completions API has the same rule --------------------------------------------
+
+
+@hw.on_chunk
+def adds_usage(chunk: hw.Chunk) -> Any:
+    """Counts after every text chunk, lower than the API's own (2 in, 1 out)."""
+    return [chunk, hw.Chunk("usage", usage=hw.Usage(1, 1, 2))] if chunk.kind == "text" else chunk
+
+
+def _plain(hooks: list[Any], is_async: bool) -> Any:
+    return hw.wrap(FakeProvider(["the answer"]).openai(async_=is_async), use=hooks)
+
+
+def _falls_back(hooks: list[Any], is_async: bool) -> Any:
+    primary = FakeProvider(["never"])
+    primary.fail(500)
+    client = primary.openai(async_=is_async, max_retries=0)
+    return hw.wrap(client, use=[*hooks, Fallback(models=[_anthropic(is_async)])])
+
+
+@pytest.mark.parametrize(
+    ("client", "hooks"),
+    [
+        pytest.param(_plain, [adds_usage], id="hook-usage-chunk"),
+        pytest.param(_plain, [responds_in_a_generator], id="wrap_model-answer"),
+        pytest.param(_plain, [responds], id="before_model-answer"),
+        pytest.param(_falls_back, [], id="fallback"),
+    ],
+)
+@SIDES
+def test_a_completions_stream_carries_usage_only_when_asked(
+    client: Callable[[list[Any], bool], Any], hooks: list[Any], is_async: bool
+) -> None:
+    def chunks(**options: Any) -> tuple[list[Any], hw.Usage]:
+        seen = Seen()
+        completions = client([*seen.hooks, *hooks], is_async).completions
+        request: dict[str, Any] = {"model": "m", "prompt": "hello", "stream": True, **options}
+        if not is_async:
+            got = list(completions.create(**request))
+        else:
+
+            async def read() -> list[Any]:
+                return [chunk async for chunk in await completions.create(**request)]
+
+            got = asyncio.run(read())
+        [usage] = seen.on_usage
+        return got, usage
+
+    unasked, usage = chunks()
+    assert "".join(c.choices[0].text for c in unasked) == "the answer"
+    assert [c.usage for c in unasked if c.usage is not None] == []
+    assert usage.total_tokens > 0
+    asked, usage = chunks(**ASKED)
+    assert "".join(c.choices[0].text for c in asked[:-1]) == "the answer"
+    assert [c for c in asked if c.usage is not None] == [asked[-1]]
+    assert asked[-1].choices == []
+    counts = asked[-1].usage
+    assert hw.Usage(counts.prompt_tokens, counts.completion_tokens, counts.total_tokens) == usage
+    if hooks in ([responds_in_a_generator], [responds]):
+        assert usage == hw.Usage(3, 4, 7)

@@ -202,3 +202,55 @@ def test_an_answer_the_guard_leaves_alone_keeps_its_very_raw(sdk: str) -> None:
     )
     assert text_of(sdk, ask(sdk, client)) == "nothing to hide"
     assert outer[0] is inner[0]
+
+
+def _served(openai: Any, body: dict[str, Any]) -> Any:
+    """An OpenAI client every request of which is answered with the JSON `body`."""
+    from canned_sse import http_module
+
+    module = http_module(openai.DefaultHttpxClient)
+    http = openai.DefaultHttpxClient(
+        transport=module.MockTransport(lambda request: module.Response(200, json=body))
+    )
+    return openai.OpenAI(api_key="k", base_url="http://fake.invalid", http_client=http)
+
+
+@pytest.mark.parametrize("api", ["chat", "completions"])
+def test_the_raw_json_of_an_openai_answer_without_object_holds_the_filtered_text(
+    api: str,
+) -> None:
+    """Some compatible servers leave `object` out: the answer is known by its shape."""
+    openai = pytest.importorskip("openai")
+    if api == "chat":
+        choice: dict[str, Any] = {"message": {"role": "assistant", "content": f"key {SECRET}"}}
+    else:
+        choice = {"text": f"key {SECRET}", "logprobs": None}
+    body = {
+        "id": "c1",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", **choice}],
+    }
+    seen: list[Any] = []
+    client = hw.wrap(_served(openai, body), use=[watched(seen), ContentGuard(rules=[KEY])])
+    if api == "chat":
+        answer = client.chat.completions.create(model="m", messages=USER)
+        assert answer.choices[0].message.content == "key [key]"
+        assert seen[0]["choices"][0]["message"]["content"] == "key [key]"
+    else:
+        answer = client.completions.create(model="m", prompt="x")
+        assert answer.choices[0].text == "key [key]"
+        assert seen[0]["choices"][0]["text"] == "key [key]"
+    assert SECRET not in json.dumps(seen[0])
+    assert "object" not in seen[0]
+
+
+def test_a_raw_with_choices_of_no_known_shape_is_kept() -> None:
+    seen: list[Any] = []
+    raw = {"choices": [{"index": 0, "answer": f"key {SECRET}"}]}
+
+    def llm(messages: Any) -> hw.ModelResponse:
+        return hw.ModelResponse(hw.Message.assistant(f"key {SECRET}"), raw=raw)
+
+    assert hw.model(llm, use=[watched(seen), ContentGuard(rules=[KEY])])(USER).text == "key [key]"
+    assert seen == [raw]

@@ -36,7 +36,7 @@ from .._patch import lend, passing
 from .._proxy import ObjectProxy
 from .._stack import Chain
 from .._types import DROP, Chunk, Message, ModelRequest, ModelResponse, new_message, new_response
-from ._wire import Event, Framer, SSEDecoder, Wire
+from ._wire import Event, Framer, Made, SSEDecoder, Wire
 
 __all__ = [
     "ApiClientAdapter",
@@ -911,7 +911,11 @@ class ApiClientAdapter(Adapter):
         raw: Any = response.raw
         base = cast("Mapping[str, Any] | None", raw if isinstance(raw, Mapping) else None)
         response = _named(response, base, request.model)
+        # a `Made` event (the usage chunk of a stream whose request may not have asked for
+        # one) has no place of its own in the stream: its chunk goes on as a new one would
+        # (`native_chunk`), never as it is
         chunks = [chunk_of(event) for event in ex.wire.stream_events(response)]
+        chunks = [c.replace(raw=None) if c.raw.__class__ is Made else c for c in chunks]
         if chunks:
             ex.template = chunks[0].raw
         if response.usage is None:  # the zeros a native event must carry are no usage seen

@@ -579,18 +579,24 @@ class _ChatFramer(Framer):
             choice: _J = {"index": 0, "delta": {}, "finish_reason": finish, "logprobs": None}
             out.append(Event(None, {**head, "choices": [self._choice(choice)]}))
             self.shown = {}
-        usage, shown = self.usage, self.shown
-        # new counts go in the last usage chunk, which the SDK keeps, or in one added when
-        # none waits and the request asked for usage; not when the last chunk out shows them
-        # already (the API's own usage, on its finish or sent before a drop): the caller
-        # reads each count once
-        if self.noted and (usage or (self.asked and highest(shown, self.noted) != shown)):
-            head = self.head or _chat_head(None, self.model)
-            last = usage.pop() if usage else Event(None, {**head, "choices": []})
-            counts = highest(_obj(last.data.get("usage")) or shown, self.noted)
-            usage.append(Event(last.event, {**last.data, "usage": counts}))
-        out += usage
+        head = self.head or _chat_head(None, self.model)
+        out += _usage_last(self.usage, self.noted, self.shown, self.asked, head)
         out.append(Event(None, "[DONE]"))
+
+
+def _usage_last(
+    usage: list[Event], noted: Mapping[str, Any], shown: Mapping[str, Any], asked: bool, head: _J
+) -> list[Event]:
+    """A stream's closing usage chunks (``choices == []``, after `head`'s fields) with the
+    `noted` new counts: in the last, which the SDK keeps, or in one added when none waits
+    and the request `asked` for usage; not when the last chunk out shows them already (the
+    API's own usage, on its finish or sent before a drop): the caller reads each count once.
+    """
+    if noted and (usage or (asked and highest(shown, noted) != shown)):
+        last = usage.pop() if usage else Event(None, {**head, "choices": []})
+        counts = highest(_obj(last.data.get("usage")) or shown, noted)
+        usage.append(Event(last.event, {**last.data, "usage": counts}))
+    return usage
 
 
 class ChatCompletionsWire(Wire):
@@ -774,7 +780,7 @@ class ChatCompletionsWire(Wire):
         if kind == "tool_call_end":  # Chat Completions has no such event
             return []
         src = _event_data(raw)
-        if kind == "usage" and chunk.usage is not None and (src is None or raw.__class__ is Made):
+        if kind == "usage" and chunk.usage is not None and src is None:
             # a new usage (or a whole answer's, see `stream_events`): the SDK keeps the last
             # usage chunk's, so it waits for the framer
             counts = _usage_out(chunk.usage, None, *_CHAT_USAGE, {})
@@ -844,8 +850,9 @@ class ChatCompletionsWire(Wire):
         default = "tool_calls" if calls else "stop"
         events.append(event({}, _finish(response.finish_reason, _CHAT_FINISH, default)))
         if response.usage is not None:
-            # `Made`: in a stream standing for a whole answer a hook gave, its usage is new
-            # counts for the framer (see `write_chunk`), sent only to a request that asked
+            # `Made`: in a stream standing for a whole answer a hook gave, its usage goes on
+            # as a new chunk's (see `write_chunk`): the framer sends it only to a request
+            # that asked
             usage = _usage_out(response.usage, None, *_CHAT_USAGE, {})
             events.append(Made(None, {**head, "choices": [], "usage": usage}))
         events.append(Event(None, "[DONE]"))
@@ -1794,15 +1801,74 @@ def _unshown(prompt: Any) -> str:
     return f"a batch of {len(items)} prompts"
 
 
+class _CompletionsFramer(Framer):
+    """Frames a legacy Completions stream that a hook added a usage to, or dropped a chunk
+    of: its events as they come, but the usage chunk (``choices == []``) last, before
+    ``[DONE]``, and only in the stream of a request that asked for one
+    (``stream_options.include_usage``), as the API sends it."""
+
+    __slots__ = ("asked", "head", "replaying", "shown", "usage")
+
+    def __init__(self, asked: bool) -> None:
+        super().__init__()
+        self.asked = asked
+        self.head: _J | None = None
+        self.usage: list[Event] = []  # usage chunks, sent last as the API does
+        self.shown: Mapping[str, Any] = {}  # the usage of the last chunk out
+        self.replaying = False  # reading chunks that went out before (see `replay`)
+
+    def replay(self, batch: Sequence[Event]) -> None:
+        """The API's usage chunk that went out before a drop is not sent again."""
+        self.replaying = True
+        try:
+            super().replay(batch)
+        finally:
+            self.replaying = False
+
+    def _one(self, event: Event, out: list[Event]) -> None:
+        data = _obj(event.data)
+        if data is None:
+            if event.data == "[DONE]":
+                self._close(out)
+            else:
+                out.append(event)
+            return
+        if self.head is None:
+            self.head = _completion_head(data, _str(data.get("model")))
+        if data.get("choices") or data.get("error") is not None:
+            self.shown = _obj(data.get("usage")) or {}
+            out.append(event)
+        elif self.replaying:  # it went out
+            self.shown = _obj(data.get("usage")) or {}
+        else:
+            self.usage.append(event)
+
+    def _close(self, out: list[Event]) -> None:
+        self.closed = True
+        head = self.head or _completion_head(None)
+        out += _usage_last(self.usage, self.noted, self.shown, self.asked, head)
+        out.append(Event(None, "[DONE]"))
+
+
 class CompletionsWire(Wire):
     """``POST /completions`` (legacy): a `prompt` str, or a list of one str, is one user
     message. Writing back, the messages' texts are joined with blank lines (the API has no
     roles), in a list of one when the prompt was one. Other prompts (token ids, a batch)
     are no messages: they go as they came, and hooks that change the messages are refused,
-    as their messages would replace the whole prompt."""
+    as their messages would replace the whole prompt.
+
+    Stream: the usage of a new chunk (a hook's, a whole answer's, another API's) is a
+    `NOTE` for the framer, which sends its counts only to a request that asked for usage.
+    """
 
     __slots__ = ()
     path = "/completions"
+    reframes = True
+    notes = True
+
+    def framer(self, body: Mapping[str, Any]) -> _CompletionsFramer:
+        asked = (_obj(body.get("stream_options")) or {}).get("include_usage")
+        return _CompletionsFramer(bool(asked))
 
     def request(self, body: Mapping[str, Any]) -> ModelRequest:
         prompt = _prompt_text(body.get("prompt"))
@@ -1882,6 +1948,15 @@ class CompletionsWire(Wire):
         if kind not in ("text", "finish", "usage"):  # no tool calls or reasoning in this API
             return []
         src = _event_data(raw)
+        notes: list[Event] = []
+        if src is None and chunk.usage is not None:
+            # new counts (a hook's, a whole answer's, another API's on its finish) wait for
+            # the framer, which sends them only to a request that asked
+            counts = _usage_out(chunk.usage, None, *_CHAT_USAGE, {})
+            notes.append(Event(NOTE, {"type": NOTE, "usage": counts}))
+            if kind == "usage":
+                return notes
+            chunk = chunk.replace(usage=None)
         out: _J = dict(src) if src is not None else _completion_head(_event_data(template))
         if kind == "usage":
             out["choices"] = []
@@ -1902,7 +1977,7 @@ class CompletionsWire(Wire):
             out["usage"] = _usage_out(chunk.usage, out.get("usage"), *_CHAT_USAGE, {})
         elif out.get("usage") is not None:
             out["usage"] = None
-        return [Event(raw.event if raw is not None else None, out)]
+        return [Event(raw.event if raw is not None else None, out), *notes]
 
     def stream_events(self, response: ModelResponse) -> list[Event]:
         head = _completion_head(None, response.model)
@@ -1913,9 +1988,9 @@ class CompletionsWire(Wire):
 
         events = [event(p, None) for p in _pieces(response.text, 1)]
         events.append(event("", _finish(response.finish_reason, _COMPLETION_FINISH, "stop")))
-        if response.usage is not None:
+        if response.usage is not None:  # `Made`: as in `ChatCompletionsWire.stream_events`
             usage = _usage_out(response.usage, None, *_CHAT_USAGE, {})
-            events.append(Event(None, {**head, "choices": [], "usage": usage}))
+            events.append(Made(None, {**head, "choices": [], "usage": usage}))
         events.append(Event(None, "[DONE]"))
         return events
 

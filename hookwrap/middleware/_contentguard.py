@@ -429,6 +429,24 @@ def _openai_wires() -> dict[str, Wire]:
     return {"chat.completion": ChatCompletionsWire(), "text_completion": CompletionsWire()}
 
 
+def _openai_wire_of(data: Mapping[str, Any]) -> Wire | None:
+    """The wire of an OpenAI answer `data` that holds its text in one place: named by its
+    ``object``, or, where a compatible server leaves that out, by its first choice: a chat
+    completion's has a ``message``, a legacy completion's a ``text``."""
+    wires = _openai_wires()
+    kind = data.get("object")
+    if isinstance(kind, str) and kind in wires:
+        return wires[kind]
+    choices = data.get("choices")
+    first = cast("object", choices[0]) if isinstance(choices, list) and choices else None
+    if not isinstance(first, Mapping):
+        return None
+    choice = cast("Mapping[str, Any]", first)
+    if isinstance(choice.get("message"), Mapping):
+        return wires["chat.completion"]
+    return wires["text_completion"] if isinstance(choice.get("text"), str) else None
+
+
 def _guarded_answer(response: ModelResponse, message: Message) -> ModelResponse:
     """`response` with the guarded `message`, in its `raw` too, so that a hook after the
     guard that reads `raw` (an audit log, say) finds no more of the model's text there than
@@ -441,8 +459,7 @@ def _guarded_answer(response: ModelResponse, message: Message) -> ModelResponse:
     new = response.replace(message=message)
     if isinstance(raw, Mapping):
         data = cast("Mapping[str, Any]", raw)
-        kind = data.get("object")
-        wire = _wire_of(data) or (_openai_wires().get(kind) if isinstance(kind, str) else None)
+        wire = _wire_of(data) or _openai_wire_of(data)
         if wire is not None:
             return new.replace(raw=wire.write_response(new, data))
         if data.get("content") == message_to_dict(old)["content"]:  # a function's dict
