@@ -475,54 +475,64 @@ def _chat_tool_out(spec: ToolSpec, old: Mapping[str, Any] | None) -> _J:
     return {**(old or {}), "type": "function", "function": fn}
 
 
-class _ChatFramer(Framer):
-    """Frames a Chat Completions stream made of new chunks as the API streams them: every
-    chunk with the id, creation time and model of the first; the first choice naming the
-    role; tool calls numbered in the order they start; a chunk with the finish reason, then
-    the usage, then ``[DONE]`` last. A usage chunk is added only to the stream of a
-    request that asked for one (``stream_options.include_usage``), as the API sends it."""
+class _UsageLastFramer(Framer):
+    """What the framers of Chat Completions and legacy Completions streams share: the
+    stream's usage chunks (``choices == []``) wait for ``[DONE]`` and go last, as the API
+    sends them, new counts added only where the request asked for usage (`_usage_last`)."""
 
-    __slots__ = (
-        "api",
-        "asked",
-        "calls",
-        "finished",
-        "head",
-        "model",
-        "replaying",
-        "roled",
-        "shown",
-        "tools",
-        "usage",
-    )
+    __slots__ = ("asked", "head", "replaying", "shown", "usage")
 
-    def __init__(self, model: Any, asked: bool) -> None:
+    def __init__(self, asked: bool) -> None:
         super().__init__()
-        self.model = model if isinstance(model, str) else ""
         self.asked = asked  # whether the request asked for usage: the caller may index choices
         self.head: _J | None = None
-        self.finished = self.tools = self.roled = False
-        self.calls = -1  # the index of the tool call started last
         self.usage: list[Event] = []  # usage chunks, sent last as the API does
         self.shown: Mapping[str, Any] = {}  # the usage of the last chunk out: the SDK keeps it
         self.replaying = False  # reading chunks that went out before (see `replay`)
-        self.api = False  # whether the API opened the stream: its usage stays where it put it
 
     def replay(self, batch: Sequence[Event]) -> None:
         """The API's usage chunk that went out before a drop is not sent again."""
-        self.api = self.replaying = True
+        self.replaying = True
         try:
             super().replay(batch)
         finally:
             self.replaying = False
 
-    def _one(self, event: Event, out: list[Event]) -> None:
+    def _data(self, event: Event, out: list[Event]) -> Mapping[str, Any] | None:
+        """`event`'s JSON, or None for one that is none, handled here: ``[DONE]`` closes
+        the stream, any other goes on as it came."""
         data = _obj(event.data)
         if data is None:
             if event.data == "[DONE]":
                 self._close(out)
             else:
                 out.append(event)
+        return data
+
+
+class _ChatFramer(_UsageLastFramer):
+    """Frames a Chat Completions stream made of new chunks as the API streams them: every
+    chunk with the id, creation time and model of the first; the first choice naming the
+    role; tool calls numbered in the order they start; a chunk with the finish reason, then
+    the usage, then ``[DONE]`` last. A usage chunk is added only to the stream of a
+    request that asked for one (``stream_options.include_usage``), as the API sends it."""
+
+    __slots__ = ("api", "calls", "finished", "model", "roled", "tools")
+
+    def __init__(self, model: Any, asked: bool) -> None:
+        super().__init__(asked)
+        self.model = model if isinstance(model, str) else ""
+        self.finished = self.tools = self.roled = False
+        self.calls = -1  # the index of the tool call started last
+        self.api = False  # whether the API opened the stream: its usage stays where it put it
+
+    def replay(self, batch: Sequence[Event]) -> None:
+        self.api = True
+        super().replay(batch)
+
+    def _one(self, event: Event, out: list[Event]) -> None:
+        data = self._data(event, out)
+        if data is None:
             return
         if data.get("error") is not None and not data.get("choices"):
             out.append(event)  # the API's error, where it came: the SDK raises it there
@@ -1801,37 +1811,17 @@ def _unshown(prompt: Any) -> str:
     return f"a batch of {len(items)} prompts"
 
 
-class _CompletionsFramer(Framer):
+class _CompletionsFramer(_UsageLastFramer):
     """Frames a legacy Completions stream that a hook added a usage to, or dropped a chunk
     of: its events as they come, but the usage chunk (``choices == []``) last, before
     ``[DONE]``, and only in the stream of a request that asked for one
     (``stream_options.include_usage``), as the API sends it."""
 
-    __slots__ = ("asked", "head", "replaying", "shown", "usage")
-
-    def __init__(self, asked: bool) -> None:
-        super().__init__()
-        self.asked = asked
-        self.head: _J | None = None
-        self.usage: list[Event] = []  # usage chunks, sent last as the API does
-        self.shown: Mapping[str, Any] = {}  # the usage of the last chunk out
-        self.replaying = False  # reading chunks that went out before (see `replay`)
-
-    def replay(self, batch: Sequence[Event]) -> None:
-        """The API's usage chunk that went out before a drop is not sent again."""
-        self.replaying = True
-        try:
-            super().replay(batch)
-        finally:
-            self.replaying = False
+    __slots__ = ()
 
     def _one(self, event: Event, out: list[Event]) -> None:
-        data = _obj(event.data)
+        data = self._data(event, out)
         if data is None:
-            if event.data == "[DONE]":
-                self._close(out)
-            else:
-                out.append(event)
             return
         if self.head is None:
             self.head = _completion_head(data, _str(data.get("model")))
