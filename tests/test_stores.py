@@ -328,6 +328,13 @@ class StoreContract:
         assert repr(asyncio.run(store.aget("a"))) == repr(value)
         assert repr(store.get("a")) == repr(value)
 
+    def test_a_surrogate_pair_of_two_code_points_is_refused(self, store: Store) -> None:
+        """JSON would read it back as the one character it encodes: not what was set."""
+        with pytest.raises(TypeError, match=r"the surrogates '\\ud83d\\ude00' as two code"):
+            store.set("k", ["\ud83d" + "\ude00"])
+        store.set("k", "\U0001f600")  # the character itself is text like any other
+        assert store.get("k") == "\U0001f600"
+
     def test_a_key_with_a_lone_surrogate_is_a_value_error_naming_the_index(
         self, store: Store
     ) -> None:

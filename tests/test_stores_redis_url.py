@@ -94,6 +94,7 @@ def test_a_query_option_redis_does_not_take_is_refused_naming_it(url: str, messa
         "redis://h/0?parser_class=x",
         "redis://h/0?decode_responses=false",
         "redis://h/0?socket_type=1",
+        "redis://h/0?retry_on_error=ValueError",  # read as a list of characters
     ],
 )
 def test_only_options_that_work_as_url_text_are_taken(url: str) -> None:
@@ -124,6 +125,8 @@ def test_a_misspelled_password_option_is_refused_with_a_hint_but_not_its_value()
         "redis://alice:ab@SECRET#PW@127.0.0.1:6379/0",
         "rediss://:ab#SECRETPW@h/0?ssl_certfile=c.pem",
         "unix://:ab#SECRETPW@/run/redis.sock?db=0",
+        "redis://127.0.0.1:6379/0?password=ab#SECRETPW",  # redis would send "ab"
+        "redis://127.0.0.1:6379/0?db=1#&max_conections=5",
     ],
 )
 def test_a_password_with_an_unencoded_hash_slash_or_question_mark_is_refused_unseen(

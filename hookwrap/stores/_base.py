@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
@@ -124,6 +125,9 @@ def check_ttl(ttl: object) -> float | None:
     return float(ttl)
 
 
+_PAIRED = re.compile("[\ud800-\udbff][\udc00-\udfff]")  # a high surrogate, then a low one
+
+
 def dump(key: str, value: object) -> str:
     """`value` as JSON text, or a `TypeError` naming `key` and the part that is not JSON.
 
@@ -137,6 +141,13 @@ def dump(key: str, value: object) -> str:
     text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     if text.isascii() or _lone_surrogate(text) is None:
         return text
+    paired = _PAIRED.search(text)
+    if paired is not None:  # escaped, the two would read back as the one character
+        raise TypeError(
+            f"cannot store {key!r}: the value holds the surrogates {paired.group()!r} as two "
+            "code points, which JSON reads back as the one character they encode; a store "
+            "keeps JSON data only"
+        )
     return json.dumps(value, allow_nan=False, separators=(",", ":"))
 
 

@@ -79,12 +79,13 @@ class RedisStore(Closing):
             raise ImportError(
                 "RedisStore needs the redis package: pip install 'hookwrap[redis]'"
             ) from exc
-        if _stray_at(url):
+        # a redis URL has no fragment: a '#' is in a password (or an option), unencoded
+        if "#" in url or _stray_at(url):
             raise ValueError(
-                "RedisStore(url) expects a redis://, rediss:// or unix:// URL (got one with "
-                "an '@' after its host, not shown as it may hold a password): write a "
-                "password's '#', '/', '?' and '@' as %23, %2F, %3F and %40, and an '@' in a "
-                "query option as %40"
+                "RedisStore(url) expects a redis://, rediss:// or unix:// URL (got one with a "
+                "'#', or an '@' after its host, not shown as it may hold a password): write a "
+                "password's '#', '/', '?' and '@' as %23, %2F, %3F and %40, and a '#' or '@' "
+                "in a query option as %23 or %40"
             )
         try:
             _check_db(url)
@@ -254,7 +255,9 @@ def _options(kind: str) -> set[str]:
 
     sync = _keywords(getattr(redis.connection, kind))
     both = sync & _keywords(getattr(redis.asyncio.connection, kind))
-    return (both & (_numbers() | _TEXT_OPTIONS)) | {"max_connections", "timeout"}
+    # (`retry_on_error`, which the parser makes a list of characters, names exception classes)
+    taken = (_numbers() - {"retry_on_error"}) | _TEXT_OPTIONS
+    return (both & taken) | {"max_connections", "timeout"}
 
 
 def _numbers() -> set[str]:
