@@ -160,14 +160,20 @@ def _failed(got: list[Any], exc: BaseException) -> None:
         got.append(_Failed(exc))
 
 
-def _last(got: list[Any]) -> Any:
+def _last(got: list[Any], streaming: bool = False) -> Any:
     """What a skipped fail-open hook leaves in place: the inner call's last response, or
-    its error again (the model is not called a second time)."""
+    its error again (the model is not called a second time). Of a stream, what the hook did
+    not answer for goes on first (see `_Taken`): all it took, when its layer failed before
+    returning; when the stream it returned failed (`streaming`), the chunk it handled."""
     last = got[-1]
     if isinstance(last, _Failed):
         raise last.error
     if last.__class__ in _TAKEN:
-        return last.rest() if last.taken is not _NONE else last.stream
+        early = None if streaming else last.early
+        again = early if early is not None else [last.taken]
+        again = [item for item in again if item is not _NONE]
+        last.taken, last.early = _NONE, None
+        return last.rest(again) if again else last.stream
     return last
 
 
@@ -185,32 +191,41 @@ class _Rest:
         self.got = got
         self.inner = inner
         self.request = request
+        for given in got:  # made as the hook's layer returns: its body is done
+            if given.__class__ in _TAKEN:
+                given.early = None
 
     def __call__(self) -> Any:
-        return _last(self.got) if self.got else self.inner(self.request)
+        return _last(self.got, streaming=True) if self.got else self.inner(self.request)
 
     def answered(self) -> None:
         """The hook's stream gave a chunk: the one it took from `call_next` is answered."""
         for given in self.got:
             if given.__class__ in _TAKEN:
                 given.taken = _NONE
+                given.early = None
 
 
 _again = _Rest
 
 
 class _Taken:
-    """The stream `call_next` gave a fail-open hook, noting the chunk the hook is handling:
-    the last it took, while its own stream has given nothing since and the stream has not
-    ended. If the hook fails, that chunk goes on first (`rest`): it is still the caller's.
-    Chunks it took before are its own, dropped (a filter) or held (a window) on purpose:
-    a hook that failed later must not let out what it kept back."""
+    """The stream `call_next` gave a fail-open hook, noting what the hook took from it, for
+    `rest` to hand on if the hook fails.
 
-    __slots__ = ("stream", "taken")
+    Every chunk it takes until its stream gives one out (`early`): a layer that fails before
+    it returns gave none out, so all it read goes on. And the chunk the hook is handling
+    (`taken`): the last it took, while its stream has given nothing since and the stream
+    has not ended; that is what goes on when its stream fails. Chunks it took before are
+    its own, dropped (a filter) or held (a window) on purpose: a hook that failed later
+    must not let out what it kept back."""
+
+    __slots__ = ("early", "stream", "taken")
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
         self.taken: Any = _NONE
+        self.early: list[Any] | None = []  # None once the hook's stream gave a chunk
 
     def __iter__(self) -> Any:
         return self
@@ -218,6 +233,8 @@ class _Taken:
     def __next__(self) -> Any:
         self.taken = _NONE  # (the hook took the next: the last was its to keep or drop)
         self.taken = next(self.stream)
+        if self.early is not None:
+            self.early.append(self.taken)
         return self.taken
 
     def close(self) -> None:
@@ -225,11 +242,10 @@ class _Taken:
         if close is not None:
             close()
 
-    def rest(self) -> Iterator[Any]:
-        taken, self.taken = self.taken, _NONE
+    def rest(self, again: list[Any]) -> Iterator[Any]:
+        """`again`, then the rest of the stream."""
         try:
-            if taken is not _NONE:
-                yield taken
+            yield from again
             yield from self.stream
         finally:  # left early: closed now, not when collected
             self.close()
@@ -238,11 +254,12 @@ class _Taken:
 class _ATaken:
     """`_Taken` of an async stream."""
 
-    __slots__ = ("stream", "taken")
+    __slots__ = ("early", "stream", "taken")
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
         self.taken: Any = _NONE
+        self.early: list[Any] | None = []
 
     def __aiter__(self) -> Any:
         return self
@@ -250,6 +267,8 @@ class _ATaken:
     async def __anext__(self) -> Any:
         self.taken = _NONE
         self.taken = await self.stream.__anext__()
+        if self.early is not None:
+            self.early.append(self.taken)
         return self.taken
 
     async def aclose(self) -> None:
@@ -257,11 +276,10 @@ class _ATaken:
         if aclose is not None:
             await aclose()
 
-    async def rest(self) -> AsyncIterator[Any]:
-        taken, self.taken = self.taken, _NONE
+    async def rest(self, again: list[Any]) -> AsyncIterator[Any]:
         try:
-            if taken is not _NONE:
-                yield taken
+            for item in again:
+                yield item
             async for item in self.stream:
                 yield item
         finally:  # left early: closed now, not when collected

@@ -154,22 +154,38 @@ def test_a_chunk_the_hook_answered_for_is_not_sent_twice(is_async: bool) -> None
 
 
 @pytest.mark.parametrize("is_async", [False, True])
-def test_a_chunk_taken_before_the_hooks_layer_failed_goes_on(is_async: bool) -> None:
-    """A `call_next` hook that reads the first chunk in its own body, then fails before
-    returning a stream: the whole stream goes on, that chunk first."""
+def test_chunks_taken_before_the_hooks_layer_failed_all_go_on(is_async: bool) -> None:
+    """A hook that reads chunks in its own body (two, or the whole stream), then fails
+    before returning a stream, gave none out: the whole stream goes on, in order, as SPEC
+    says of a fail-open hook failing after call_next returned."""
+
+    def peeks(n: int | None) -> Any:
+        @hw.wrap_model(fail_open=True)
+        def peek(request: hw.ModelRequest, call_next: Any) -> Any:
+            stream = call_next(request)
+            for _ in range(n) if n is not None else iter(int, 1):
+                if next(stream, None) is None:
+                    break
+            raise RuntimeError("peeked")
+
+        @hw.wrap_model(fail_open=True)
+        async def apeek(request: hw.ModelRequest, call_next: Any) -> Any:
+            stream = await call_next(request)
+            for _ in range(n) if n is not None else iter(int, 1):
+                if await anext(stream, None) is None:
+                    break
+            raise RuntimeError("peeked")
+
+        return apeek if is_async else peek
 
     @hw.wrap_model(fail_open=True)
-    def peeks(request: hw.ModelRequest, call_next: Any) -> Any:
-        next(call_next(request))
-        raise RuntimeError("peeked")
+    def buffers(request: hw.ModelRequest) -> Any:
+        stream = yield request
+        list(stream)
+        raise RuntimeError("buffered")
 
-    @hw.wrap_model(fail_open=True)
-    async def apeeks(request: hw.ModelRequest, call_next: Any) -> Any:
-        await (await call_next(request)).__anext__()
-        raise RuntimeError("peeked")
-
-    got = read(awords if is_async else words, apeeks if is_async else peeks, is_async)
-    assert got == WORDS
+    for hook in (peeks(1), peeks(2), peeks(None), buffers):
+        assert read(awords if is_async else words, hook, is_async) == WORDS, hook
 
 
 @pytest.mark.parametrize("is_async", [False, True])
