@@ -147,12 +147,19 @@ class _Schemas:
         return self.names[cls]
 
 
-# where a docstring's description ends: a section heading, Google style (`Returns:`, any
-# capitalised heading alone on its line) or NumPy/reST style (a line underlined);
-# a Sphinx or Epydoc field (`:param x:`, `@param x`), a doctest (`>>>`), a reST directive
+# where a docstring's description ends: a section heading alone on its line, Google style
+# (`Returns:`) or NumPy/reST style (underlined); a Sphinx or Epydoc field (`:param x:`,
+# `@param x`); a doctest (`>>>`); a reST directive (`.. note::`)
+_HEADINGS = (
+    "Args|Arguments|Parameters|Params|Other Parameters|Keyword Args|Keyword Arguments|"
+    "Returns?|Yields?|Receives|Raises?|Warns|Warnings?|Examples?|Usage|Notes?|Attributes|"
+    "Methods|See Also|References|Todo|Side Effects|Attention|Caution|Danger|Error|Hint|"
+    "Important|Tip"
+)
+_FIELDS = "param|parameter|arg|argument|key|keyword|type|returns?|rtype|raises?|except|exception"
 _SECTION = re.compile(
-    r"^[ \t]*(?:[A-Z][A-Za-z ]{0,30}:[ \t]*$|\S[^\n]*\n[ \t]*[-=~]{3,}[ \t]*$|:\w[^:\n]*:|@\w+\b"
-    r"|>>>|\.\. \w)",
+    rf"^[ \t]*(?:(?:{_HEADINGS})[ \t]*(?::[ \t]*$|\n[ \t]*[-=~]{{3,}}[ \t]*$)"
+    rf"|:(?:{_FIELDS}|var|ivar|cvar)\b[^:\n]*:|@(?:{_FIELDS}|var|ivar)\b|>>>|\.\. \w)",
     re.MULTILINE,
 )
 

@@ -1229,8 +1229,9 @@ def test_spec_description_is_every_paragraph_before_the_docstrings_sections() ->
 
 
 def test_spec_description_ends_where_other_docstring_markup_starts() -> None:
-    """Sphinx and Epydoc fields, doctests, reST directives and headings of any name end the
-    description, as the sections do: they are for the function's readers, not the model."""
+    """Sphinx and Epydoc fields, doctests, reST directives and section headings end the
+    description: they are for the function's readers, not the model. A line that only
+    looks like one (a lead-in ending in a colon, a mention, an underlined title) stays."""
 
     def made(doc: str) -> str:
         def tool(x: int) -> int:
@@ -1251,6 +1252,13 @@ def test_spec_description_ends_where_other_docstring_markup_starts() -> None:
     ):
         described = made(f"Echo a number.\n\nKeeps it.\n\n{rest}\n")
         assert described == "Echo a number.\n\nKeeps it.", rest
-    assert made("Echo a number.\n\nNote: a sentence that starts so stays.") == (
-        "Echo a number.\n\nNote: a sentence that starts so stays."
+    for kept in (
+        "Note: a sentence that starts so stays.",
+        "Works on:\n\n- a list that follows a lead-in line",
+        "@here mentions notify everyone.",
+        ":warning: this pages the on-call engineer.",
+    ):
+        assert made(f"Echo a number.\n\n{kept}") == f"Echo a number.\n\n{kept}", kept
+    assert made("Square a number\n===============\n\nGives x*x.") == (
+        "Square a number\n===============\n\nGives x*x."
     )
