@@ -196,3 +196,25 @@ def test_an_empty_text_a_hook_adds_opens_no_block(is_async: bool) -> None:
         with hw.wrap(provider.anthropic(), use=[hold_back]).messages.stream(**ASK) as stream:
             message = stream.get_final_message()
     assert [block.type for block in message.content] == ["tool_use"]
+
+
+def test_a_citation_before_the_text_of_its_block_opens_the_block() -> None:
+    """A citation can come before the text it supports: it is what goes in the block first,
+    so the block opens with it (only an empty text delta opens none)."""
+    citation = {
+        "type": "char_location", "cited_text": "grass is green", "document_index": 0,
+        "document_title": "facts", "start_char_index": 0, "end_char_index": 14,
+    }  # fmt: skip
+    cited = Event("content_block_delta", {
+        "type": "content_block_delta", "index": 0,
+        "delta": {"type": "citations_delta", "citation": citation},
+    })  # fmt: skip
+    text = Event("content_block_delta", {
+        "type": "content_block_delta", "index": 0,
+        "delta": {"type": "text_delta", "text": "the grass is green"},
+    })  # fmt: skip
+    framer = W.framer(ASK)
+    events = framer.events([START, thinking("hm"), TEXT_START, cited, text, TEXT_STOP, *END])
+    assert accumulated(events) == [("thinking", "hm"), ("text", "the grass is green")]
+    kinds = [e.data["delta"]["type"] for e in events if e.event == "content_block_delta"]
+    assert kinds == ["thinking_delta", "citations_delta", "text_delta"]

@@ -685,7 +685,8 @@ class _Framer(Framer):
             elif held is None or held[0] != data.get("index") or not held[1].endswith(btype):
                 self._open(data.get("index"), btype, dict(fresh), out, True)
             if self.unopened is not None:
-                if btype == "text" and not _map(data.get("delta")).get("text"):
+                delta = _map(data.get("delta"))
+                if delta.get("type") == "text_delta" and not delta.get("text"):
                     return  # no text yet: an empty text block would go out (the API refuses one)
                 self._start(out)
             out.append(_event({**data, "index": self.count - 1}))
