@@ -1,6 +1,7 @@
 """A dict a hook gives as an answer (a `Respond`ed one, a wrap hook's) is a chat message:
 one with none of a message's keys is refused by name, never read as an empty answer. A
-model function's own dict answer is its answer as it gave it, whatever its keys."""
+model function's own dict answer is its answer as it gave it, a record with none of a
+message's keys included."""
 
 from __future__ import annotations
 

@@ -447,7 +447,7 @@ class FunctionAdapter(Adapter):
             return made
         if isinstance(value, Mapping):
             item: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
-            if call is not None:  # the function's own answer, whatever its keys: as it gave it
+            if call is not None:  # the function's own answer, a record too: as it gave it
                 if "role" not in item:
                     item = {"role": "assistant", **item}
                 return ModelResponse(message_from(item), raw=value)
