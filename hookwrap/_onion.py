@@ -191,12 +191,15 @@ class _Rest:
         self.got = got
         self.inner = inner
         self.request = request
-        for given in got:  # made as the hook's layer returns: its body is done
-            if given.__class__ in _TAKEN:
-                given.early = None
 
     def __call__(self) -> Any:
         return _last(self.got, streaming=True) if self.got else self.inner(self.request)
+
+    def reading(self) -> None:
+        """The stream the hook's layer returned is being read: its body is done."""
+        for given in self.got:
+            if given.__class__ in _TAKEN:
+                given.early = None
 
     def answered(self) -> None:
         """The hook's stream gave a chunk: the one it took from `call_next` is answered."""
@@ -348,6 +351,7 @@ def guarded(hook: Hook, stream: Iterator[Any], call: Any, rest: _Rest | None) ->
         if rest is None or not hook.spec.fail_open:
             yield from stream
         else:
+            rest.reading()
             for item in stream:
                 rest.answered()
                 yield item
@@ -375,6 +379,8 @@ async def aguarded(
     hook: Hook, stream: AsyncIterator[Any], call: Any, rest: _Rest | None
 ) -> AsyncIterator[Any]:
     again: Any = None
+    if rest is not None:
+        rest.reading()
     try:
         try:
             async for item in stream:

@@ -288,3 +288,28 @@ def test_a_hook_that_fails_after_reading_the_whole_stream_lets_nothing_out_again
 
     got = read(awords if is_async else words, atrims if is_async else trims, is_async)
     assert got == ["one ", "two "]
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_refused_answer_after_reading_in_the_body_leaves_the_whole_stream(
+    is_async: bool,
+) -> None:
+    """A hook whose body reads its call_next stream, then answers with what is refused (a
+    list, no answer at all): it is skipped, and every chunk it read goes on."""
+
+    @hw.wrap_model(fail_open=True)
+    def listed(request: hw.ModelRequest, call_next: Any) -> Any:
+        return list(call_next(request))
+
+    @hw.wrap_model(fail_open=True)
+    def nothing(request: hw.ModelRequest, call_next: Any) -> Any:
+        stream = call_next(request)
+        next(stream)
+        next(stream)
+
+    @hw.wrap_model(fail_open=True)
+    async def alisted(request: hw.ModelRequest, call_next: Any) -> Any:
+        return [chunk async for chunk in await call_next(request)]
+
+    for hook in (alisted,) if is_async else (listed, nothing):
+        assert read(awords if is_async else words, hook, is_async) == WORDS, hook

@@ -108,6 +108,13 @@ def test_only_options_that_work_as_url_text_are_taken(url: str) -> None:
     assert not any(name.startswith(("maint", "orig_")) for name in taken)
 
 
+def test_a_refused_option_redis_would_parse_shows_no_value() -> None:
+    with pytest.raises(ValueError) as caught:
+        RedisStore("redis://h:6379/0?retry_on_error=SECRETPW")
+    assert "retry_on_error=***" in str(caught.value)
+    assert "SECRETPW" not in str(caught.value)
+
+
 def test_a_misspelled_password_option_is_refused_with_a_hint_but_not_its_value() -> None:
     with pytest.raises(ValueError) as caught:
         RedisStore("redis://h:6379/0?pasword=SECRETPW")

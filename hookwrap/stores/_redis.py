@@ -338,7 +338,7 @@ def _redacted(url: str) -> str:
     # the query, masked in place: rebuilt, a `unix:///path` URL would lose its `//`
     head, _, tail = url.partition("?")
     query, hash_mark, fragment = tail.partition("#")
-    shown = _numbers()
+    shown = _numbers() - {"retry_on_error"}  # the options taken (see `_options`) shown
     fields = "&".join(_masked(field, shown) for field in query.split("&"))
     return f"{head}?{fields}{hash_mark}{fragment}"
 
