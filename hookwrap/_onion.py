@@ -134,7 +134,7 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                 result = fn(request, call_next, ctx=current_var.get())
             else:
                 result = fn(request, call_next)
-            return coerce(hook, _given(result), request, _again(got, inner, request))
+            return coerce(hook, _given(result), request, _Rest(got, inner, request))
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
                 _own(hook, exc, request)
@@ -207,9 +207,6 @@ class _Rest:
             if given.__class__ in _TAKEN:
                 given.taken = _NONE
                 given.early = None
-
-
-_again = _Rest
 
 
 class _Taken:
@@ -421,11 +418,11 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
             try:
                 sent = next(gen)
             except StopIteration as stop:
-                return coerce(hook, stop.value, request, _again(list(got), inner, request))
+                return coerce(hook, stop.value, request, _Rest(list(got), inner, request))
             while True:
                 if isinstance(sent, Respond):
                     gen.close()
-                    return coerce(hook, sent.value, request, _again(list(got), inner, request))
+                    return coerce(hook, sent.value, request, _Rest(list(got), inner, request))
                 _yielded(hook, sent)
                 try:
                     response = _taken(hook, inner(sent))
@@ -443,7 +440,7 @@ def _generator_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
                     if stop.value is None:
                         return _given(response)
                     return coerce(
-                        hook, _given(stop.value), request, _again(list(got), inner, request)
+                        hook, _given(stop.value), request, _Rest(list(got), inner, request)
                     )
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
@@ -462,7 +459,7 @@ def _swallowed(
     """What a generator-form hook that caught the inner call's error and returned leaves:
     its own answer, else the inner call's last response, else that error again."""
     if value is not None:
-        return coerce(hook, _given(value), request, _again(list(got), inner, request))
+        return coerce(hook, _given(value), request, _Rest(list(got), inner, request))
     for answer in reversed(got):
         if not isinstance(answer, _Failed):
             return _given(answer)
@@ -514,7 +511,7 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                 result = await result
             if isinstance(result, ModelResponse):
                 return result
-            rest = _again(got, inner, request) if hook.spec.fail_open else None
+            rest = _Rest(got, inner, request) if hook.spec.fail_open else None
             return coerce(hook, _given(result), request, rest)
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
@@ -536,11 +533,11 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
             try:
                 sent = next(gen)
             except StopIteration as stop:
-                return coerce(hook, stop.value, request, _again(list(got), inner, request))
+                return coerce(hook, stop.value, request, _Rest(list(got), inner, request))
             while True:
                 if isinstance(sent, Respond):
                     gen.close()
-                    return coerce(hook, sent.value, request, _again(list(got), inner, request))
+                    return coerce(hook, sent.value, request, _Rest(list(got), inner, request))
                 _yielded(hook, sent)
                 try:
                     response = _taken(hook, await inner(sent))
@@ -558,7 +555,7 @@ def _sgen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
                     if stop.value is None:
                         return _given(response)
                     return coerce(
-                        hook, _given(stop.value), request, _again(list(got), inner, request)
+                        hook, _given(stop.value), request, _Rest(list(got), inner, request)
                     )
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
@@ -589,7 +586,7 @@ def _agen_layer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
             while True:
                 if isinstance(sent, Respond):
                     await gen.aclose()
-                    return coerce(hook, sent.value, request, _again(list(got), inner, request))
+                    return coerce(hook, sent.value, request, _Rest(list(got), inner, request))
                 _yielded(hook, sent)
                 try:
                     response = _taken(hook, await inner(sent))
