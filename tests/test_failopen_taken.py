@@ -2,7 +2,8 @@
 the rest of the stream its `call_next` gave, from where the hook left it: the chunk it was
 handling when it failed (the last it took, if it gave nothing out since) goes on first, so
 a forgiven hook does not make that text vanish. Chunks it took before are its own: one it
-dropped (a filter) or held back stays out."""
+dropped (a filter) or held back stays out. A hook that fails in its own body, before its
+stream is read, is left out as a whole: every chunk it read goes on."""
 
 from __future__ import annotations
 
@@ -12,32 +13,10 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
+from test_wrap_stream_errors import USER, WORDS, awords, read, words
 
 import hookwrap as hw
 from hookwrap.testing import FakeProvider
-
-USER = [{"role": "user", "content": "hi"}]
-WORDS = ["one ", "two ", "three"]
-
-
-def words(messages: Any) -> Iterator[str]:
-    yield from WORDS
-
-
-async def awords(messages: Any) -> AsyncIterator[str]:
-    for word in WORDS:
-        yield word
-
-
-def read(target: Any, hook: Any, is_async: bool) -> list[str]:
-    stream = hw.model(target, use=[hook])(USER)
-    if not is_async:
-        return list(stream)
-
-    async def pull() -> list[str]:
-        return [item async for item in stream]
-
-    return asyncio.run(pull())
 
 
 def upper(chunk: hw.Chunk) -> hw.Chunk:
