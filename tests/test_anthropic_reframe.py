@@ -218,3 +218,20 @@ def test_a_citation_before_the_text_of_its_block_opens_the_block() -> None:
     assert accumulated(events) == [("thinking", "hm"), ("text", "the grass is green")]
     kinds = [e.data["delta"]["type"] for e in events if e.event == "content_block_delta"]
     assert kinds == ["thinking_delta", "citations_delta", "text_delta"]
+
+
+@pytest.mark.parametrize("after", ["thinking", "nothing"])
+def test_a_citation_whose_text_a_hook_took_away_opens_no_block(after: str) -> None:
+    """A citation waits for its block's first text: where a hook turned that text into
+    thinking or dropped it, neither the citation nor an empty text block goes out."""
+    citation = {
+        "type": "char_location", "cited_text": "grass", "document_index": 0,
+        "document_title": "facts", "start_char_index": 0, "end_char_index": 5,
+    }  # fmt: skip
+    cited = Event("content_block_delta", {
+        "type": "content_block_delta", "index": 0,
+        "delta": {"type": "citations_delta", "citation": citation},
+    })  # fmt: skip
+    middle = [thinking("ab")] if after == "thinking" else []
+    events = W.framer(ASK).events([START, TEXT_START, cited, *middle, TEXT_STOP, *END])
+    assert accumulated(events) == ([("thinking", "ab")] if after == "thinking" else [])

@@ -619,6 +619,7 @@ class _Framer(Framer):
     __slots__ = (
         "api_block",
         "block",
+        "cited",
         "count",
         "delta",
         "model",
@@ -641,6 +642,7 @@ class _Framer(Framer):
         self.api_block = False  # whether the API opened it (not a `Made` event)
         self.stopped = False  # whether its stop came (then it goes out when the block closes)
         self.unopened: dict[str, Any] | None = None  # its start, while nothing went in it
+        self.cited: list[Mapping[str, Any]] = []  # citations for its text, while unopened
         self.replaying = False  # reading events that went out already (see `replay`)
         self.count = 0  # blocks opened so far
         self.delta: Event | None = None  # the closing `message_delta`, sent just before the end
@@ -686,9 +688,15 @@ class _Framer(Framer):
                 self._open(data.get("index"), btype, dict(fresh), out, True)
             if self.unopened is not None:
                 delta = _map(data.get("delta"))
+                if delta.get("type") == "citations_delta":
+                    self.cited.append(data)  # it goes in with the block's first text
+                    return
                 if delta.get("type") == "text_delta" and not delta.get("text"):
                     return  # no text yet: an empty text block would go out (the API refuses one)
                 self._start(out)
+                for cited in self.cited:
+                    out.append(_event({**cited, "index": self.count - 1}))
+                self.cited = []
             out.append(_event({**data, "index": self.count - 1}))
         elif kind == "content_block_stop":
             if self.block is not None and (made or self.block[0] == data.get("index")):
@@ -741,6 +749,7 @@ class _Framer(Framer):
                 out.append(_block_event("content_block_stop", self.count - 1))
             self.block = None
             self.unopened = None
+            self.cited = []  # of a text block nothing went in: with it
             self.stopped = False
         waiting, self.waiting = self.waiting, []
         for event in waiting:
