@@ -640,6 +640,17 @@ class ChatCompletionsWire(Wire):
         asked = (_obj(body.get("stream_options")) or {}).get("include_usage")
         return _ChatFramer(body.get("model"), bool(asked))
 
+    def answers(self, data: Mapping[str, Any]) -> bool:
+        # named by its `object`, or (a compatible server leaves that out) by its first choice
+        if "object" in data:
+            return data.get("object") == "chat.completion"
+        return _obj((_first(_list(data.get("choices"))) or {}).get("message")) is not None
+
+    def texts(self, data: Mapping[str, Any]) -> list[str]:
+        message = _obj((_first(_list(data.get("choices"))) or {}).get("message")) or {}
+        content = message.get("content")
+        return [content] if isinstance(content, str) else []  # one block (or parts)
+
     def _read(self, body: Mapping[str, Any]) -> tuple[ModelRequest, list[_Group], list[Any]]:
         groups, head = _groups(body.get("messages"), _chat_message)
         given = body.get("tools")
@@ -1859,6 +1870,15 @@ class CompletionsWire(Wire):
     def framer(self, body: Mapping[str, Any]) -> _CompletionsFramer:
         asked = (_obj(body.get("stream_options")) or {}).get("include_usage")
         return _CompletionsFramer(bool(asked))
+
+    def answers(self, data: Mapping[str, Any]) -> bool:
+        if "object" in data:
+            return data.get("object") == "text_completion"
+        return isinstance((_first(_list(data.get("choices"))) or {}).get("text"), str)
+
+    def texts(self, data: Mapping[str, Any]) -> list[str]:
+        text = (_first(_list(data.get("choices"))) or {}).get("text")
+        return [text] if isinstance(text, str) else []  # one block
 
     def request(self, body: Mapping[str, Any]) -> ModelRequest:
         prompt = _prompt_text(body.get("prompt"))

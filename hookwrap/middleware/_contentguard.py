@@ -402,49 +402,21 @@ async def _aguarded(
 
 
 @functools.cache
-def _block_wires() -> tuple[Wire, ...]:
-    """The wires whose answers' text may come in several blocks (imported on first use)."""
+def _answer_wires() -> tuple[Wire, ...]:
+    """The wires of the SDKs' JSON answers (imported on first use)."""
     from ..adapters._anthropic_wire import MessagesWire
     from ..adapters._google_wire import GeminiWire
-    from ..adapters._openai_wire import ResponsesWire
+    from ..adapters._openai_wire import ChatCompletionsWire, CompletionsWire, ResponsesWire
 
-    return MessagesWire(), ResponsesWire(), GeminiWire()
+    return MessagesWire(), ResponsesWire(), GeminiWire(), ChatCompletionsWire(), CompletionsWire()
 
 
 def _wire_of(raw: object) -> Wire | None:
-    """The wire of an SDK's JSON answer `raw` whose text may come in several blocks
-    (Anthropic, Responses, Gemini); None for any other answer."""
+    """The wire of an SDK's JSON answer `raw`; None for any other answer."""
     if not isinstance(raw, Mapping):
         return None
     data = cast("Mapping[str, Any]", raw)
-    return next((wire for wire in _block_wires() if wire.answers(data)), None)
-
-
-@functools.cache
-def _openai_wires() -> dict[str, Wire]:
-    """The wires of OpenAI's answers that hold their text in one place, by the answer's
-    ``object`` (imported on first use)."""
-    from ..adapters._openai_wire import ChatCompletionsWire, CompletionsWire
-
-    return {"chat.completion": ChatCompletionsWire(), "text_completion": CompletionsWire()}
-
-
-def _openai_wire_of(data: Mapping[str, Any]) -> Wire | None:
-    """The wire of an OpenAI answer `data` that holds its text in one place: named by its
-    ``object``, or, where a compatible server leaves that out, by its first choice: a chat
-    completion's has a ``message``, a legacy completion's a ``text``."""
-    wires = _openai_wires()
-    kind = data.get("object")
-    if isinstance(kind, str) and kind in wires:
-        return wires[kind]
-    choices = data.get("choices")
-    first = cast("object", choices[0]) if isinstance(choices, list) and choices else None
-    if not isinstance(first, Mapping):
-        return None
-    choice = cast("Mapping[str, Any]", first)
-    if isinstance(choice.get("message"), Mapping):
-        return wires["chat.completion"]
-    return wires["text_completion"] if isinstance(choice.get("text"), str) else None
+    return next((wire for wire in _answer_wires() if wire.answers(data)), None)
 
 
 def _guarded_answer(response: ModelResponse, message: Message) -> ModelResponse:
@@ -459,7 +431,7 @@ def _guarded_answer(response: ModelResponse, message: Message) -> ModelResponse:
     new = response.replace(message=message)
     if isinstance(raw, Mapping):
         data = cast("Mapping[str, Any]", raw)
-        wire = _wire_of(data) or _openai_wire_of(data)
+        wire = _wire_of(data)
         if wire is not None:
             return new.replace(raw=wire.write_response(new, data))
         if data.get("content") == message_to_dict(old)["content"]:  # a function's dict
