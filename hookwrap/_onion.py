@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from ._adapter import is_stream
 from ._errors import Aborted, Interrupt, add_note
 from ._run import current_var
-from ._stack import Hook
+from ._stack import Hook, tell
 from ._stages import SEEN, abort_if, bad_return, mark_seen
 from ._types import ModelRequest, ModelResponse, Respond, ToolCall
 
@@ -83,8 +83,40 @@ def build(wraps: tuple[Hook, ...], inner: Inner, coerce: Coerce) -> Inner:
             inner = _forgiving_layer(hook, inner, coerce)
         else:
             inner = _layer(hook, inner, coerce)
+        if hook.trace:
+            inner = _traced_layer(hook, inner)
         as_call_next(inner)
     return inner
+
+
+def _traced_layer(hook: Hook, layer: Inner) -> Inner:
+    """A layer whose request and answer (or error) its hook's watchers are told of."""
+
+    def traced(request: Any) -> Any:
+        tell(hook, "received", (request,))
+        try:
+            response = layer(request)
+        except BaseException as exc:
+            tell(hook, "raised", exc)
+            raise
+        tell(hook, "returned", response)
+        return response
+
+    return traced
+
+
+def _atraced_layer(hook: Hook, layer: AsyncInner) -> AsyncInner:
+    async def traced(request: Any) -> Any:
+        tell(hook, "received", (request,))
+        try:
+            response = await layer(request)
+        except BaseException as exc:
+            tell(hook, "raised", exc)
+            raise
+        tell(hook, "returned", response)
+        return response
+
+    return traced
 
 
 def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
@@ -479,6 +511,8 @@ def build_async(wraps: tuple[Hook, ...], inner: AsyncInner, coerce: Coerce) -> A
                 inner = _sgen_layer(hook, inner, coerce)
         else:
             inner = _alayer(hook, inner, coerce)
+        if hook.trace:
+            inner = _atraced_layer(hook, inner)
         as_call_next(inner)
     return inner
 

@@ -14,9 +14,14 @@ import attrs
 from ._errors import Aborted, Interrupt
 from ._hooks import KINDS, HookSpec, Middleware, describe
 
-__all__ = ["Chain", "Hook", "Stack", "flatten"]
+__all__ = ["Chain", "Hook", "Stack", "flatten", "tell"]
 
 log = logging.getLogger("hookwrap")
+
+# what a middleware that watches every hook (`Debug`) is told, through its method
+# `__hookwrap_trace__(hook, event, value, ctx)`: "received" (the hook's arguments, a
+# tuple), then "returned" (its answer) or "raised" (its error)
+Trace = Callable[["Hook", str, Any, Any], None]
 
 MODEL_KINDS = ("before_model", "wrap_model", "on_chunk", "on_usage", "after_model")
 TOOL_KINDS = ("before_tool", "wrap_tool", "after_tool")
@@ -39,6 +44,7 @@ class Hook:
         "spec",
         "takes_ctx",
         "target",
+        "trace",
     )
 
     def __init__(
@@ -49,6 +55,7 @@ class Hook:
         origin: str,
         continue_on_error: bool = False,
         continue_on_response: bool = False,
+        trace: tuple[Trace, ...] = (),
     ) -> None:
         self.target = target  # the function or bound method the user wrote
         self.spec = spec
@@ -58,18 +65,23 @@ class Hook:
         self.origin = origin
         self.continue_on_error = continue_on_error
         self.continue_on_response = continue_on_response
-        self.fn = _fail_open(target, self) if spec.fail_open and spec.form == "plain" else target
+        # watchers of its stack are told of each call (a `wrap_*` hook's, by its onion layer)
+        self.trace = trace
+        fn = _traced(target, self) if trace and spec.form == "plain" else target
+        self.fn = _fail_open(fn, self) if spec.fail_open and spec.form == "plain" else fn
         # what the stages call: the stage's arguments only, `ctx` added when the hook takes it
         self.call = _with_ctx(self.fn) if spec.takes_ctx else self.fn
 
-    def switched(self, continue_on_error: bool, continue_on_response: bool) -> Hook:
+    def traced(self, trace: tuple[Trace, ...]) -> Hook:
+        """This hook, telling `trace` what each of its calls received and returned."""
         return Hook(
             self.target,
             self.spec,
             self.priority,
             self.origin,
-            continue_on_error,
-            continue_on_response,
+            self.continue_on_error,
+            self.continue_on_response,
+            trace,
         )
 
     def async_twin(self) -> Hook | None:
@@ -87,6 +99,7 @@ class Hook:
             self.origin,
             self.continue_on_error,
             self.continue_on_response,
+            self.trace,
         )
 
     @property
@@ -126,6 +139,49 @@ def _with_ctx(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn(*args, ctx=get())
 
     return with_ctx
+
+
+def tell(hook: Hook, event: str, value: Any, ctx: Any = None) -> None:
+    """Tell the hook's watchers `event` (see `Trace`); a watcher's failure never breaks the
+    call."""
+    for trace in hook.trace:
+        try:
+            trace(hook, event, value, ctx)
+        except Exception:
+            log.exception("tracing %s failed; skipped", hook.label)
+
+
+def _traced(fn: Callable[..., Any], hook: Hook) -> Callable[..., Any]:
+    """`fn`, its arguments and its answer or error told to the hook's watchers."""
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def traced_async(*args: Any, **kwargs: Any) -> Any:
+            ctx = kwargs.get("ctx")
+            tell(hook, "received", args, ctx)
+            try:
+                result = await fn(*args, **kwargs)
+            except BaseException as exc:
+                tell(hook, "raised", exc, ctx)
+                raise
+            tell(hook, "returned", result, ctx)
+            return result
+
+        return traced_async
+
+    @functools.wraps(fn)
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        ctx = kwargs.get("ctx")
+        tell(hook, "received", args, ctx)
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:
+            tell(hook, "raised", exc, ctx)
+            raise
+        tell(hook, "returned", result, ctx)
+        return result
+
+    return traced
 
 
 def _fail_open(fn: Callable[..., Any], hook: Hook) -> Callable[..., Any]:
@@ -372,6 +428,23 @@ class Stack:
         return f"Stack({names})"
 
 
+def _watcher_of(hook: Hook) -> Trace | None:
+    """The `__hookwrap_trace__` of the middleware whose hook this is, if it has one."""
+    owner: object = getattr(hook.target, "__self__", None)
+    trace = getattr(type(owner), "__hookwrap_trace__", None)
+    return None if trace is None else cast("Trace", trace.__get__(owner))
+
+
+def _watchers(hooks: list[Hook]) -> tuple[Trace, ...]:
+    """The watchers among the middleware of `hooks` (`Debug`), each once."""
+    found: dict[int, Trace] = {}
+    for hook in hooks:
+        trace = _watcher_of(hook)
+        if trace is not None:
+            found.setdefault(id(getattr(hook.target, "__self__", None)), trace)
+    return tuple(found.values())
+
+
 class Chain:
     """Every stage's hooks in execution order, computed once."""
 
@@ -382,6 +455,14 @@ class Chain:
         for hook in hooks:
             if hook not in unique:  # the same hook listed twice runs once
                 unique.append(hook)
+        trace = _watchers(unique)
+        if trace:  # each other hook tells them of its calls (hookwrap's own hooks do not)
+            unique = [
+                h
+                if h.trace or _watcher_of(h) or h.spec.name.startswith("hookwrap.")
+                else h.traced(trace)
+                for h in unique
+            ]
         self.hooks = tuple(unique)
         stages: dict[str, tuple[Hook, ...]] = {}
         for kind in KINDS:

@@ -143,6 +143,203 @@ def test_lines_show_the_request_as_it_reaches_debug_and_the_response_as_it_leave
     assert "content='Hello world'" in line_of(out.getvalue(), "after_model")
 
 
+# -- every other hook: what it received and returned ----------------------------------------
+
+
+@hw.before_model(name="system")
+def system_hook(request: hw.ModelRequest) -> hw.ModelRequest:
+    return request.replace(messages=(hw.Message.system("Be brief."), *request.messages))
+
+
+@hw.wrap_model(name="timed")
+def timed_hook(request: hw.ModelRequest) -> Any:
+    response = yield request
+    return response
+
+
+@hw.on_chunk(name="shout")
+def shout_hook(chunk: hw.Chunk) -> hw.Chunk | None:
+    return chunk.replace(text=chunk.text.upper()) if chunk.text else None
+
+
+@hw.after_model(name="audit")
+def audit_hook(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+    return None
+
+
+@hw.on_finish(name="done")
+def done_hook(info: hw.FinishInfo) -> None:
+    return None
+
+
+def hook_lines(text: str, name: str) -> list[str]:
+    """What the lines about the hook named `name` say after its name."""
+    head = f"] hook {name!r} "
+    return [line.split(head, 1)[1] for line in text.splitlines() if head in line]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_other_hook_shows_what_it_received_and_returned(shape: str) -> None:
+    out = io.StringIO()
+    hooks = [system_hook, timed_hook, shout_hook, audit_hook, done_hook]
+    answer = call(hw.model(model_target(shape), use=[*hooks, Debug(out=out)]), "hi")
+    text = out.getvalue()
+    streamed = shape in ("stream", "astream")
+    assert answer == (["HELLO", " WORLD", USAGE] if streamed else "Hello world")
+    asked = f"stream={streamed})"
+    user = "Message(role='user', content='hi')"
+    system = "Message(role='system', content='Be brief.')"
+    assert hook_lines(text, "system") == [
+        f"received request: ModelRequest(messages=({user},), {asked}",
+        f"returned ModelRequest(messages=({system}, {user}), {asked}",
+    ]
+    said = "ModelResponse(message=Message(role='assistant', content="
+    if streamed:
+        assert hook_lines(text, "timed") == [
+            f"received request: ModelRequest(messages=({system}, {user}), {asked}",
+            "returned a stream",
+        ]
+        usage = "Chunk(kind='usage', usage=Usage(input_tokens=3, output_tokens=2, total_tokens=5))"
+        assert hook_lines(text, "shout") == [
+            "received chunk: Chunk(kind='text', text='Hello')",
+            "returned Chunk(kind='text', text='HELLO')",
+            "received chunk: Chunk(kind='text', text=' world')",
+            "returned Chunk(kind='text', text=' WORLD')",
+            f"received chunk: {usage}",
+            "returned None",
+        ]
+        assert hook_lines(text, "audit")[0].startswith(f"received response: {said}'HELLO WORLD'")
+    else:
+        assert hook_lines(text, "timed") == [
+            f"received request: ModelRequest(messages=({system}, {user}), {asked}",
+            f"returned {said}'Hello world'))",
+        ]
+        assert hook_lines(text, "shout") == []  # no chunks: never called
+        assert hook_lines(text, "audit") == [
+            f"received response: {said}'Hello world'))",
+            "returned None",
+        ]
+    assert hook_lines(text, "audit")[1:] == ["returned None"]
+    finish = hook_lines(text, "done")
+    assert finish[0].startswith("received info: FinishInfo(duration=")
+    assert "run_id" not in finish[0]
+    assert finish[1:] == ["returned None"]
+    # the stage lines stay one per stage; each hook's lines come when it runs
+    lines = text.splitlines()
+    assert stages(text).count("before_model") == 1
+    returned = next(i for i, line in enumerate(lines) if "hook 'system' returned" in line)
+    assert returned < lines.index(line_of(text, "before_model"))
+    assert not any("hook 'Debug." in line for line in lines)  # its own hooks only print
+
+
+def test_a_hook_that_raises_shows_its_error_which_goes_on_unchanged() -> None:
+    bad = ValueError("bad input")
+
+    @hw.before_model(name="strict")
+    def strict(request: hw.ModelRequest) -> None:
+        raise bad
+
+    @hw.on_chunk(name="flaky", fail_open=True)
+    def flaky(chunk: hw.Chunk) -> None:
+        raise RuntimeError("flaky")
+
+    out = io.StringIO()
+    with pytest.raises(ValueError) as caught:
+        hw.model(model_target("sync"), use=[strict, Debug(out=out)])("hi")
+    assert caught.value is bad
+    assert hook_lines(out.getvalue(), "strict")[1:] == ["raised ValueError('bad input')"]
+    out = io.StringIO()
+    chat = hw.model(model_target("stream"), use=[flaky, Debug(out=out)])
+    assert list(chat("hi")) == ["Hello", " world", USAGE]  # fail-open: skipped
+    assert hook_lines(out.getvalue(), "flaky")[1::2] == ["raised RuntimeError('flaky')"] * 3
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_tool_hooks_show_calls_skips_and_outcomes(is_async: bool) -> None:
+    @hw.before_tool(name="cached")
+    def cached(call: hw.ToolCall) -> hw.Skip | None:
+        return hw.Skip("from cache") if call.arguments["city"] == "Paris" else None
+
+    @hw.wrap_tool(name="timed_tool")
+    def timed_tool(call: hw.ToolCall) -> Any:
+        result = yield call
+        return result
+
+    @hw.after_tool(name="audit_tool")
+    async def audit_tool(call: hw.ToolCall, outcome: hw.ToolOutcome) -> None:
+        return None
+
+    async def aweather(city: str) -> str:
+        return f"{city}: 20c"
+
+    def weather(city: str) -> str:
+        return f"{city}: 20c"
+
+    out = io.StringIO()
+    use: list[Any] = [Debug(out=out), cached, timed_tool]
+    if is_async:  # an async hook too, in the call shape that allows it
+        use.append(audit_tool)
+    else:
+        use.append(hw.after_tool(name="audit_tool")(lambda call, outcome: None))
+    tool = hw.tool(aweather if is_async else weather, use=use, name="weather")
+    assert call(tool, "Paris") == "from cache"
+    assert call(tool, "Rome") == "Rome: 20c"
+    text = out.getvalue()
+    skip, rome = hook_lines(text, "cached")[:2], hook_lines(text, "cached")[2:]
+    assert skip[0].startswith("received call: ToolCall(id='call_")
+    assert "{'city': 'Paris'}" in skip[0]
+    assert skip[1] == "returned Skip(result='from cache')"
+    assert rome[1] == "returned None"
+    assert hook_lines(text, "timed_tool")[1:] == ["returned 'Rome: 20c'"]  # not for the skip
+    outcomes = hook_lines(text, "audit_tool")[0::2]
+    assert "outcome: ToolOutcome(ok=True, result='from cache'" in outcomes[0]
+    assert "outcome: ToolOutcome(ok=True, result='Rome: 20c'" in outcomes[1]
+
+
+def test_two_debugs_each_show_the_other_hooks_once() -> None:
+    first, second = io.StringIO(), io.StringIO()
+    chat = hw.model(model_target("sync"), use=[Debug(out=first), system_hook, Debug(out=second)])
+    assert chat("hi") == "Hello world"
+    for out in (first, second):
+        assert len(hook_lines(out.getvalue(), "system")) == 2
+        assert "hook 'Debug." not in out.getvalue()
+
+
+def test_a_stack_without_debug_calls_its_hooks_as_they_are() -> None:
+    """Watching costs nothing where no `Debug` is: the stage calls the function itself."""
+    from hookwrap._stack import Chain, flatten
+
+    assert Chain(flatten([system_hook]))["before_model"][0].fn is system_hook
+    watched = Chain(flatten([system_hook, Debug()]))["before_model"]
+    assert watched[0].fn is not system_hook
+    assert watched[1].trace == ()  # Debug's own hooks
+
+
+def test_an_agent_shows_its_hooks_but_not_hookwraps_own() -> None:
+    @hw.before_agent(name="setup")
+    def setup(agent: hw.AgentSetup) -> None:
+        return None
+
+    @hw.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    def model(request: hw.ModelRequest) -> hw.ModelResponse:
+        if request.messages[-1].role == "tool":
+            return hw.ModelResponse(hw.Message.assistant("3"))
+        called = hw.ToolCall("c1", "add", {"a": 1, "b": 2})
+        return hw.ModelResponse(hw.Message.assistant("", tool_calls=(called,)))
+
+    out = io.StringIO()
+    agent = hw.Agent(model, tools=[add], use=[Debug(out=out), setup, system_hook])
+    assert agent.run("go").text == "3"
+    text = out.getvalue()
+    assert hook_lines(text, "setup")[0].startswith("received agent: AgentSetup(tools=")
+    assert len(hook_lines(text, "system")) == 4  # two model calls
+    assert "hook 'hookwrap." not in text
+
+
 def test_every_hook_returns_none() -> None:
     out = io.StringIO()
     debug = Debug(out=out)
@@ -313,11 +510,13 @@ class Broken(io.StringIO):
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_a_broken_out_never_breaks_the_call(shape: str, caplog: pytest.LogCaptureFixture) -> None:
-    chat = hw.model(model_target(shape), use=[Debug(out=Broken())])
+    chat = hw.model(model_target(shape), use=[system_hook, timed_hook, Debug(out=Broken())])
     with caplog.at_level(logging.ERROR, logger="hookwrap"):
         assert call(chat, "hi") == call(hw.model(model_target(shape)), "hi")
     assert any("the pipe is gone" in r.exc_text for r in caplog.records if r.exc_text)
     assert any("fail-open" in r.getMessage() for r in caplog.records)
+    # the lines of the other hooks too: logged, and the hooks' calls go on
+    assert any("tracing wrap_model hook 'timed'" in r.getMessage() for r in caplog.records)
 
 
 def test_a_value_whose_repr_raises_is_still_shown_and_returned() -> None:

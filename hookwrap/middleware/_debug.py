@@ -27,7 +27,8 @@ from .._hooks import (
     on_start,
     on_usage,
 )
-from .._run import RunContext
+from .._run import RunContext, current_var
+from .._stack import Hook
 from .._types import (
     AgentSetup,
     Chunk,
@@ -96,6 +97,39 @@ def _sized(value: Any) -> bool:
 
 _short = _Short().repr
 
+# what each kind of hook is called with, by name; None: not shown (an `after_model` hook's
+# request is the one the `before_model` lines ended with)
+_ARGUMENTS: dict[str, tuple[str | None, ...]] = {
+    "before_agent": ("agent",),
+    "before_model": ("request",),
+    "wrap_model": ("request",),
+    "on_chunk": ("chunk",),
+    "on_usage": ("usage",),
+    "after_model": (None, "response"),
+    "before_tool": ("call",),
+    "wrap_tool": ("call",),
+    "after_tool": ("call", "outcome"),
+    "on_iteration": ("info",),
+    "after_agent": ("result",),
+}
+
+
+def _received(kind: str, args: tuple[Any, ...]) -> str:
+    names = _ARGUMENTS.get(kind, ("info",) * len(args))
+    shown = [
+        f"{name}: {_short(arg.replace(run_id='') if isinstance(arg, FinishInfo) else arg)}"
+        for name, arg in zip(names, args, strict=False)
+        if name is not None
+    ]
+    return ", ".join(shown) or "nothing"
+
+
+def _answer(value: Any) -> str:
+    """A hook's answer as a line shows it: a stream as such, not as the object reading it."""
+    if hasattr(value, "__next__") or hasattr(value, "__anext__"):
+        return "a stream"
+    return _short(value)
+
 
 def _binary(out: object) -> bool:
     """Whether `out` is a stream of bytes, whose write() would refuse each line: a binary
@@ -147,6 +181,19 @@ class Debug(Middleware):
 
     def __repr__(self) -> str:
         return f"Debug(out={self.out!r})"
+
+    def __hookwrap_trace__(
+        self, hook: Hook, event: str, value: Any, ctx: RunContext[Any] | None
+    ) -> None:
+        """Print what another hook of the stacks wrapped with this one received, and what
+        it returned or raised."""
+        # no stage name first: the stage lines stay one per stage, as documented
+        head = f"hook {hook.spec.name!r}"
+        if event == "received":
+            text = f"{head} received {_received(hook.spec.kind, value)}"
+        else:
+            text = f"{head} {event} {_answer(value) if event == 'returned' else _short(value)}"
+        self._print(ctx if ctx is not None else current_var.get(), text)
 
     def _print(self, ctx: RunContext[Any] | None, text: str) -> None:
         prefix = "[hookwrap]" if ctx is None else f"[hookwrap {ctx.run_id[:8]}]"
