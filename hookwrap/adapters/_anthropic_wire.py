@@ -41,9 +41,10 @@ from ._wire import (
     diff_runs,
     finish_in,
     json_int,
-    moved,
     split_text,
 )
+from .function import _pairs as _message_pairs  # pyright: ignore[reportPrivateUsage]
+from .function import _role  # pyright: ignore[reportPrivateUsage]
 
 __all__ = ["MessagesWire"]
 
@@ -202,19 +203,16 @@ def _call_block(call: ToolCall, base: Any) -> Any:
     }
 
 
-def _pairs(
-    old: Sequence[Hashable], new: Sequence[Hashable], moves: bool = False
-) -> list[tuple[int | None, bool]]:
-    """For each new item, the old one it stands for (None: it is new) and whether it is
+def _pairs(old: Sequence[Hashable], new: Sequence[Hashable]) -> list[tuple[int | None, bool]]:
+    """For each new part, the old one it stands for (None: it is new) and whether it is
     unchanged; a replaced run pairs with the old run in order, the rest is new or gone
-    (`diff_runs` settles which of two equal items is which). With `moves` (for messages,
-    written in their new order), an item a hook only moved is itself, unchanged."""
+    (`diff_runs` settles which of two equal items is which)."""
     runs = diff_runs(old, new)
     same: list[int | None] = [None] * len(new)
     for tag, i1, i2, j1, j2 in runs:
         if tag == "equal":
             same[j1:j2] = range(i1, i2)
-    taken = moved(old, new, same) if moves else {i for i in same if i is not None}
+    taken = {i for i in same if i is not None}
     found: list[tuple[int | None, bool]] = [(i, i is not None) for i in same]
     for tag, i1, i2, j1, j2 in runs:
         if tag == "replace":
@@ -388,17 +386,19 @@ def _tool_result(message: Message, unit: _Unit | None) -> Any:
 def _write_messages(
     units: list[_Unit], new: Sequence[Message], body: Mapping[str, Any]
 ) -> tuple[Any, list[Any]]:
-    """The `system` value (or _ABSENT) and the `messages` list standing for `new`."""
+    """The `system` value (or _ABSENT) and the `messages` list standing for `new`. Each
+    message is written over the one it stands for, paired as the model function's are (by
+    role, the most alike first where a hook added or removed one beside a changed one), so
+    that a redacted message keeps its thinking blocks and `cache_control`, and one a hook
+    added takes nothing of its neighbours."""
     old = [u.message for u in units]
-    pairs = _pairs([repr(m) for m in old], [repr(m) for m in new], moves=True)
-    for j, (i, same) in enumerate(pairs):
-        if i is not None and not same and old[i].role != new[j].role:
-            pairs[j] = (None, False)  # a changed message keeps its role; else it is new
+    found = _message_pairs(old, new, _role)
+    pairs = [(k, k is not None and old[k] == m) for m, k in zip(new, found, strict=True)]
     originals = _seq(body.get("messages"))
     ranges: dict[int, tuple[int, int]] = {}
-    for i, read in enumerate(units):
-        a, _ = ranges.get(read.source, (i, i))
-        ranges[read.source] = (a, i + 1)
+    for k, read in enumerate(units):
+        a, _ = ranges.get(read.source, (k, k))
+        ranges[read.source] = (a, k + 1)
 
     # Leading system messages are the top-level `system`, unless read from `messages`.
     j = 0

@@ -311,6 +311,23 @@ def _spec(decl: Mapping[str, Any]) -> ToolSpec:
     return ToolSpec(str(decl.get("name", "")), str(decl.get("description") or ""), params)
 
 
+def _declaration(spec: ToolSpec, base: Any) -> dict[str, Any]:
+    """`spec`, changed by a hook, as a function declaration written over `base`, the one of
+    its name: its other keys (`response`, `behavior`) stay, and so do its parameters in
+    their own form (a Gemini `Schema`) unless the hook changed them."""
+    was = _map(base)
+    out = {**was, "name": spec.name}
+    if spec.description:
+        out["description"] = spec.description
+    else:
+        out.pop("description", None)
+    if not was or _spec(was).parameters != spec.parameters:
+        for key in ("parameters", "parameters_json_schema"):
+            out.pop(key, None)
+        out["parametersJsonSchema"] = dict(spec.parameters)
+    return out
+
+
 def _declarations(tool: Mapping[str, Any]) -> list[Any] | None:
     found = _get(tool, "functionDeclarations", "function_declarations")
     return _list(found) if found is not None else None
@@ -811,14 +828,11 @@ class GeminiWire(Wire):
             for t in _list(body.get("tools"))
             for d in _declarations(_map(t)) or ()
         ]
+        by_name = {s.name: d for s, d in declared}
         decls: list[Any] = []
         for spec in specs:
             kept = next((d for s, d in declared if s == spec), None)
-            if kept is None:
-                kept = {"name": spec.name, "parametersJsonSchema": dict(spec.parameters)}
-                if spec.description:
-                    kept["description"] = spec.description
-            decls.append(kept)
+            decls.append(kept if kept is not None else _declaration(spec, by_name.get(spec.name)))
         tools: list[Any] = []
         placed = False
         for tool in _list(body.get("tools")):
