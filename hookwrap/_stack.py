@@ -14,7 +14,7 @@ import attrs
 from ._errors import Aborted, Interrupt
 from ._hooks import KINDS, HookSpec, Middleware, describe
 
-__all__ = ["Chain", "Hook", "Stack", "flatten", "tell"]
+__all__ = ["Chain", "Hook", "Stack", "flatten", "tell", "watched"]
 
 log = logging.getLogger("hookwrap")
 
@@ -435,7 +435,20 @@ def _watcher_of(hook: Hook) -> Trace | None:
     return None if trace is None else cast("Trace", trace.__get__(owner))
 
 
-def _watchers(hooks: list[Hook]) -> tuple[Trace, ...]:
+def watched(hooks: list[Hook], among: Iterable[Hook]) -> list[Hook]:
+    """`hooks`, each telling the watchers among the middleware of `among` (`Debug`) of its
+    calls; a watcher's own hooks, hookwrap's own and hooks told already stay as they are.
+    `among` holds them all where a layer runs only some (those an inner layer has not)."""
+    trace = _watchers(among)
+    if not trace:
+        return hooks
+    return [
+        h if h.trace or _watcher_of(h) or h.spec.name.startswith("hookwrap.") else h.traced(trace)
+        for h in hooks
+    ]
+
+
+def _watchers(hooks: Iterable[Hook]) -> tuple[Trace, ...]:
     """The watchers among the middleware of `hooks` (`Debug`), each once."""
     found: dict[int, Trace] = {}
     for hook in hooks:
@@ -455,14 +468,7 @@ class Chain:
         for hook in hooks:
             if hook not in unique:  # the same hook listed twice runs once
                 unique.append(hook)
-        trace = _watchers(unique)
-        if trace:  # each other hook tells them of its calls (hookwrap's own hooks do not)
-            unique = [
-                h
-                if h.trace or _watcher_of(h) or h.spec.name.startswith("hookwrap.")
-                else h.traced(trace)
-                for h in unique
-            ]
+        unique = watched(unique, unique)
         self.hooks = tuple(unique)
         stages: dict[str, tuple[Hook, ...]] = {}
         for kind in KINDS:

@@ -16,7 +16,7 @@ from ._engine import ModelEngine, ToolEngine
 from ._explain import layers
 from ._hooks import describe
 from ._proxy import ObjectProxy
-from ._stack import Chain, Hook, flatten, refuse_tools_only
+from ._stack import Chain, Hook, flatten, refuse_tools_only, watched
 from ._tool import OnInstance, ToolBinding
 from ._types import ToolCall, ToolSpec
 from .adapters.function import FunctionAdapter
@@ -400,7 +400,8 @@ def fresh_hooks(target: Any, hooks: Sequence[Hook]) -> list[Hook]:
     on the SDK of a client runs once while patched: see `_patch.lend`.)"""
     # a layer that lends hooks to a patch (`_patch.Lent`) has them all the same
     found = [hook for chain in layers(target) for hook in getattr(chain, "full", chain).hooks]
-    return [hook for hook in hooks if hook not in found]
+    # a `Debug` given to both layers watches this one's hooks too, though it runs inside
+    return watched([hook for hook in hooks if hook not in found], hooks)
 
 
 def _patched_hooks(target: Any) -> tuple[Hook, ...]:

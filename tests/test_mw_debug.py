@@ -305,6 +305,40 @@ def test_two_debugs_each_show_the_other_hooks_once() -> None:
         assert "hook 'Debug." not in out.getvalue()
 
 
+def test_one_debug_given_to_two_layers_shows_the_outer_layers_hooks_too() -> None:
+    """The outer layer runs only the hooks the inner one has not (`Debug`'s own among
+    them): the `Debug` given with its hooks watches them all the same."""
+    out = io.StringIO()
+    debug = Debug(out=out)
+    chat = hw.model(hw.model(model_target("sync"), use=[debug]), use=[debug, system_hook])
+    assert chat("hi") == "Hello world"
+    assert len(hook_lines(out.getvalue(), "system")) == 2
+
+    @hw.before_tool(name="outer_guard")
+    def outer_guard(call: hw.ToolCall) -> None:
+        return None
+
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    out.truncate(0)
+    tool = hw.tool(hw.tool(add, use=[debug]), use=[debug, outer_guard])
+    assert tool(1, 2) == 3
+    assert len(hook_lines(out.getvalue(), "outer_guard")) == 2
+
+    def model(request: hw.ModelRequest) -> hw.ModelResponse:
+        if request.messages[-1].role == "tool":
+            return hw.ModelResponse(hw.Message.assistant("3"))
+        called = hw.ToolCall("c1", "add", {"a": 1, "b": 2})
+        return hw.ModelResponse(hw.Message.assistant("", tool_calls=(called,)))
+
+    out.truncate(0)
+    agent = hw.Agent(model, tools=[hw.tool(add, use=[debug])], use=[debug, outer_guard])
+    assert agent.run("go").text == "3"
+    assert len(hook_lines(out.getvalue(), "outer_guard")) == 2
+
+
 def test_a_stack_without_debug_calls_its_hooks_as_they_are() -> None:
     """Watching costs nothing where no `Debug` is: the stage calls the function itself."""
     from hookwrap._stack import Chain, flatten
