@@ -473,6 +473,77 @@ def test_google_500s_are_retried(waits: Waits) -> None:
     assert [r.status for r in provider.requests] == [500, 200]
 
 
+IN_STREAM_ERRORS = {
+    # what each API sends inside a stream it answered with HTTP 200, by the error's type
+    "anthropic": b'event: error\ndata: {"type": "error", "error": {"type": "%s"}}\n\n',
+    "openai": b'data: {"error": {"message": "x", "type": "%s"}}\n\n',
+}
+
+
+def sdk_streaming_model(sdk: str, first: bytes) -> tuple[Callable[[str], str], list[int]]:
+    """A model function that reads an SDK's stream itself; the first HTTP answer is a 200
+    stream holding `first`, the next ones are the fake provider's."""
+    from hookwrap.testing._fake import _httpx_module  # pyright: ignore[reportPrivateUsage]
+
+    module = pytest.importorskip(sdk)
+    http_client: Any = module.DefaultHttpxClient
+    httpx = _httpx_module(sdk_client=http_client)
+    inner = FakeProvider(["Hello!"]).transport(httpx)
+    status: list[int] = []
+
+    def handle(request: Any) -> Any:
+        if not status:
+            status.append(200)
+            headers = {"content-type": "text/event-stream"}
+            return httpx.Response(200, headers=headers, content=first)
+        status.append(200)
+        return inner.handle_request(request)
+
+    transport = http_client(transport=httpx.MockTransport(handle))
+    if sdk == "anthropic":
+        client: Any = module.Anthropic(
+            api_key="k", base_url="http://x", max_retries=0, http_client=transport
+        )
+
+        def ask(prompt: str) -> str:
+            messages = [{"role": "user", "content": prompt}]
+            with client.messages.stream(model="m", max_tokens=9, messages=messages) as stream:
+                return str(stream.get_final_text())
+
+        return ask, status
+    client = module.OpenAI(
+        api_key="k", base_url="http://x/v1", max_retries=0, http_client=transport
+    )
+
+    def ask_openai(prompt: str) -> str:
+        messages = [{"role": "user", "content": prompt}]
+        chunks = client.chat.completions.create(model="m", messages=messages, stream=True)
+        return "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+
+    return ask_openai, status
+
+
+@pytest.mark.parametrize("sdk", ["anthropic", "openai"])
+def test_an_overloaded_error_inside_a_200_stream_is_retried(waits: Waits, sdk: str) -> None:
+    """The API said so in an event, not a status: the SDK's error has status 200 (or none)
+    and names the type in its body."""
+    kind = b"overloaded_error" if sdk == "anthropic" else b"server_error"
+    ask, status = sdk_streaming_model(sdk, IN_STREAM_ERRORS[sdk] % kind)
+    assert hw.model(ask, use=[Retry()])("hi") == "Hello!"
+    assert len(status) == 2
+    assert len(waits.seconds) == 1
+
+
+@pytest.mark.parametrize("sdk", ["anthropic", "openai"])
+def test_an_invalid_request_error_inside_a_200_stream_is_not(waits: Waits, sdk: str) -> None:
+    ask, status = sdk_streaming_model(sdk, IN_STREAM_ERRORS[sdk] % b"invalid_request_error")
+    module = pytest.importorskip(sdk)
+    with pytest.raises(module.APIError):
+        hw.model(ask, use=[Retry()])("hi")
+    assert len(status) == 1
+    assert waits.seconds == []
+
+
 def test_a_patched_sdk_takes_retry_for_sync_and_async_clients(waits: Waits) -> None:
     pytest.importorskip("openai")
     provider = FakeProvider(["one", "two"])

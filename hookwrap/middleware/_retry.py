@@ -9,7 +9,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from .._errors import Aborted, Interrupt, add_note, check_int
 from .._hooks import Middleware, async_twin, wrap_model, wrap_tool
@@ -29,6 +29,11 @@ _TRANSIENT_NAMES = frozenset(
     {"APIConnectionError", "APITimeoutError", "TransportError", "TimeoutException"}
 )
 _SDK_MODULES = ("openai", "anthropic", "google.genai", "httpx", "httpx2")
+# The error types an API names in an error it sends inside a stream it answered with 200
+# (so no status tells): Anthropic's `overloaded_error`, OpenAI's `server_error`, ...
+_TRANSIENT_TYPES = frozenset(
+    {"overloaded_error", "api_error", "rate_limit_error", "server_error", "rate_limit_exceeded"}
+)
 
 
 def _status(exc: BaseException) -> int | None:
@@ -40,13 +45,30 @@ def _status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) and not isinstance(status, bool) else None
 
 
+def _error_type(exc: BaseException) -> str | None:
+    """The error type an SDK error's body names (`{"error": {"type": ...}}`), or None."""
+    body: Any = getattr(exc, "body", None)
+    inner: Any = (
+        cast("Mapping[str, Any]", body).get("error", body) if isinstance(body, Mapping) else None
+    )
+    kind: Any = cast("Mapping[str, Any]", inner).get("type") if isinstance(inner, Mapping) else None
+    return kind if isinstance(kind, str) else None
+
+
 def is_transient(exc: BaseException) -> bool:
     """`Retry`'s default `retry_on`: connection errors and timeouts (Python's, httpx's and the
-    SDKs'), and HTTP 408, 429 and 5xx answers of the SDKs (or any error with such a
-    `status_code`)."""
+    SDKs'), HTTP 408, 429 and 5xx answers of the SDKs (or any error with such a
+    `status_code`), and the error an API sends inside a stream it answered with 200 when
+    it names a transient type (overloaded, rate limited, a server error)."""
     if isinstance(exc, (ConnectionError, TimeoutError)):
         return True
     status = _status(exc)
+    if (
+        status in (None, 200)
+        and type(exc).__module__.startswith(_SDK_MODULES)
+        and _error_type(exc) in _TRANSIENT_TYPES
+    ):
+        return True
     if status is not None:
         return status in (408, 429) or 500 <= status < 600
     return any(
