@@ -36,7 +36,10 @@ def _mapping(value: Any) -> Mapping[str, Any] | None:
     return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
 
 
-def _part(item: Any) -> Part:
+def part_from(item: Any) -> Part | None:
+    """The part of a content item, or None for a dict part of a type hookwrap does not model
+    (`input_audio`, `file`): as in the OpenAI adapters, hooks do not see it, and the
+    plain-function adapter writes it back where it was."""
     if isinstance(item, (TextPart, ImagePart)):
         return item
     if isinstance(item, str):
@@ -52,7 +55,10 @@ def _part(item: Any) -> Part:
             if nested is not None:
                 url = nested.get("url")
             return ImagePart(str(url), part.get("media_type"))
-    raise TypeError(f"a message part must be text or an image (got {item!r})")
+        return None
+    raise TypeError(
+        f"a message part must be a str, a dict, a TextPart or an ImagePart (got {item!r})"
+    )
 
 
 class UnparsedArguments(dict[str, Any]):
@@ -165,8 +171,11 @@ def answer_from(item: Mapping[str, Any]) -> Message:
     return message_from(item if "role" in item else {"role": "assistant", **item})
 
 
-def message_from(value: Any) -> Message:
-    """A `Message` from a `Message`, a chat dict (`{"role": ..., "content": ...}`) or a str."""
+def message_from(value: Any, *, unmodelled: bool = False) -> Message:
+    """A `Message` from a `Message`, a chat dict (`{"role": ..., "content": ...}`) or a str.
+
+    A content part hookwrap does not model is refused (reading it, the message would lose
+    it), or with `unmodelled`, left out, for a reader that writes it back where it was."""
     cls = value.__class__
     if cls is Message:
         return value  # type: ignore[no-any-return]
@@ -212,7 +221,12 @@ def message_from(value: Any) -> Message:
                 "a message's content must be a str or a list of parts (text or images) "
                 f"(got {got}: {content!r:.60} in {value!r:.120})"
             )
-        content = tuple(_part(p) for p in cast("list[Any]", content))
+        items = list(cast("Iterable[object]", content))
+        parts = [part_from(p) for p in items]
+        if not unmodelled and None in parts:
+            item = items[parts.index(None)]
+            raise TypeError(f"a message part must be text or an image (got {item!r})")
+        content = tuple(p for p in parts if p is not None)
     calls: Any = data.get("tool_calls") or ()
     return Message(
         role,

@@ -31,6 +31,7 @@ from .._convert import (
     chunk_to_dict,
     message_from,
     message_to_dict,
+    part_from,
     tool_call_from,
 )
 from .._hooks import describe
@@ -41,6 +42,7 @@ from .._types import (
     Message,
     ModelRequest,
     ModelResponse,
+    Part,
     TextPart,
     ToolCall,
     deferred_request,
@@ -286,7 +288,7 @@ class FunctionAdapter(Adapter):
         if self.form == "prompt":
             messages: tuple[Message, ...] = (new_message("user", value),)
         else:
-            messages = tuple(message_from(m) for m in value)
+            messages = tuple(message_from(m, unmodelled=True) for m in value)
         options = (
             {k: v for k, v in kwargs.items() if k != self.name and k not in _RESERVED}
             if kwargs
@@ -644,7 +646,8 @@ def _message_over(message: Message, was: Message, old: Mapping[str, Any]) -> dic
     read from (`was`), as the OpenAI adapters write a message back: keys a `Message` does
     not model stay (`metadata`), and so do the role's spelling ("developer"), the items of
     unchanged parts and tool calls, a changed text or image part's other keys (`cache_control`,
-    `detail`) and a changed call's other keys. A str given for parts is split across the text parts
+    `detail`) and a changed call's other keys, and the parts a `Message` does not model
+    (`input_audio`, `file`). A str given for parts is split across the text parts
     (`split_text`); no image is left, as with every SDK."""
     from ._wire import split_text
 
@@ -662,21 +665,44 @@ def _message_over(message: Message, was: Message, old: Mapping[str, Any]) -> dic
     if content == was.content:
         out["content"] = old.get("content", fresh["content"])
     elif isinstance(content, tuple) and isinstance(given, (list, tuple)):
+        was_parts = cast("tuple[Part, ...]", was.content)
         olds = cast("Sequence[Any]", given)
-        parts = fresh["content"]
-        for k, i in enumerate(_pairs(was.content, content, type)):
-            if i is None:
-                continue
-            part = content[k]
-            if part == was.content[i]:
-                parts[k] = olds[i]
-            elif isinstance(part, TextPart) and isinstance(olds[i], Mapping):
-                parts[k] = _retexted(cast("Mapping[str, Any]", olds[i]), part.text)
-            elif isinstance(part, ImagePart) and isinstance(olds[i], Mapping):
-                parts[k] = _reimaged(cast("Mapping[str, Any]", olds[i]), part)
+        out["content"] = _parts_over(content, was_parts, olds, fresh["content"])
     if message.tool_calls:
         out["tool_calls"] = list(map(_call_over, message.tool_calls, fresh["tool_calls"]))
     return out
+
+
+def _parts_over(
+    parts: tuple[Part, ...], was: tuple[Part, ...], olds: Sequence[Any], written: list[Any]
+) -> list[Any]:
+    """`parts` (`written`, as new dicts), changed by a hook, over `olds`, the caller's
+    items `was` was read from: an unchanged part is the caller's item, a changed text or
+    image part keeps its other keys, and an item hooks did not see (`input_audio`, `file`)
+    stays where it was: after the part it followed (or the nearest one before that a hook
+    kept), else first."""
+    read = [j for j, item in enumerate(olds) if part_from(item) is not None]  # was[i]'s item
+    pairs = _pairs(was, parts, type)
+    for k, i in enumerate(pairs):
+        if i is None:
+            continue
+        part, old = parts[k], olds[read[i]]
+        if part == was[i]:
+            written[k] = old
+        elif isinstance(part, TextPart) and isinstance(old, Mapping):
+            written[k] = _retexted(cast("Mapping[str, Any]", old), part.text)
+        elif isinstance(part, ImagePart) and isinstance(old, Mapping):
+            written[k] = _reimaged(cast("Mapping[str, Any]", old), part)
+    kept = {i: k for k, i in enumerate(pairs) if i is not None}
+    after: list[list[Any]] = [[] for _ in range(len(parts) + 1)]  # [k + 1]: after part k
+    slot, n = 0, 0
+    for j, item in enumerate(olds):
+        if n < len(read) and read[n] == j:
+            slot = kept[n] + 1 if n in kept else slot
+            n += 1
+        else:
+            after[slot].append(item)
+    return [*after[0], *(x for k, w in enumerate(written) for x in (w, *after[k + 1]))]
 
 
 def _retexted(part: Mapping[str, Any], text: str) -> dict[str, Any]:
