@@ -5,7 +5,7 @@ fit."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -719,3 +719,30 @@ def test_call_next_kept_past_its_call_is_a_clear_error() -> None:
     for late in (request, request.replace(messages=(hw.Message.user("again"),))):
         with pytest.raises(RuntimeError, match="for a call that is over"):
             call_next(late)
+
+
+def test_a_function_annotated_iterable_may_return_a_list_it_streams() -> None:
+    """`-> Iterable[str]` says the function streams (docs/streams.md); a list is such an
+    iterable: its items are the chunks, as when the function is called unwrapped."""
+
+    @hw.on_chunk
+    def shout(chunk: hw.Chunk) -> hw.Chunk:
+        return chunk.replace(text=chunk.text.upper())
+
+    def words(messages: list[dict[str, str]]) -> Iterable[str]:
+        return ["one ", "two"]
+
+    def pairs(messages: list[dict[str, str]]) -> Iterable[dict[str, str]]:
+        return ({"kind": "text", "text": "a"}, {"kind": "text", "text": "b"})
+
+    asked = [{"role": "user", "content": "x"}]
+    assert list(hw.model(words, use=[shout])(asked)) == ["ONE ", "TWO"]
+    seen: list[str] = []
+
+    @hw.after_model
+    def keep(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response.text)
+
+    assert list(hw.model(words, use=[keep])(asked)) == ["one ", "two"]
+    assert seen == ["one two"]
+    assert [c["text"] for c in hw.model(pairs, use=[shout])(asked)] == ["A", "B"]

@@ -128,6 +128,7 @@ class FunctionAdapter(Adapter):
         "fn",
         "form",
         "index",
+        "iterables",
         "model_by_position",
         "model_index",
         "name",
@@ -151,10 +152,13 @@ class FunctionAdapter(Adapter):
         self.returns, annotated = _return_annotation(fn)
         # a generator function streams, and so does an object whose `__call__` is one, or a
         # function whose return annotation says it streams (`-> Iterator[str]`)
-        self.streams = annotated or any(
+        generates = any(
             inspect.isgeneratorfunction(f) or inspect.isasyncgenfunction(f)
             for f in (fn, type(fn).__call__ if callable(fn) else None)
         )
+        self.streams = annotated or generates
+        # `-> Iterable[str]` may return a list: its items are the stream
+        self.iterables = annotated and not generates and not inspect.iscoroutinefunction(fn)
         self.accepts = frozenset(p.name for p in params)
         # what a `functools.partial` passes by keyword is given as much as what the caller
         # passes: hooks see it (the model, options) and may change it
@@ -303,9 +307,11 @@ class FunctionAdapter(Adapter):
             raise lost_call()
         if request is call.request:
             kwargs = call.kwargs
-            return call.fn(*call.args, **kwargs) if kwargs else call.fn(*call.args)
-        args, kwargs = self._given(call)._write_back(request, call)
-        return call.fn(*args, **kwargs)
+            made = call.fn(*call.args, **kwargs) if kwargs else call.fn(*call.args)
+        else:
+            args, kwargs = self._given(call)._write_back(request, call)
+            made = call.fn(*args, **kwargs)
+        return _iterated(made) if self.iterables else made
 
     def _write_back(
         self, request: ModelRequest, call: Call
@@ -594,6 +600,14 @@ class FunctionAdapter(Adapter):
 
     def is_stream(self, value: Any) -> bool:
         return is_stream(value)
+
+
+def _iterated(made: Any) -> Any:
+    """What a function annotated as streaming returned, as a stream: a list (any iterable
+    but a str, bytes, dict or Message) is iterated; an iterator is one already."""
+    if is_stream(made) or isinstance(made, (str, bytes, Mapping, Message)):
+        return made
+    return iter(made) if isinstance(made, Iterable) else made
 
 
 def _text_response(text: str) -> ModelResponse:
