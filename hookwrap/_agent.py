@@ -745,6 +745,7 @@ class Agent:
         elif kind == "forget":
             self.store.delete(_KEY + ctx.run_id)
         elif kind == "after_agent":
+            ctx.phase = "finished"  # the loop is over: its result is all there is
             call_all(self._chain["after_agent"], (arg,), ctx)
         return None
 
@@ -883,6 +884,7 @@ class Agent:
         elif kind == "forget":
             await self.store.adelete(_KEY + ctx.run_id)
         elif kind == "after_agent":
+            ctx.phase = "finished"
             await call_all_async(self._chain["after_agent"], (arg,), ctx)
         return None
 

@@ -1526,3 +1526,26 @@ def test_a_create_method_with_its_model_bound_stands_for_its_client(
     result = go(agent, "hi", is_async)
     assert result.text == "From the SDK."
     assert provider.requests[-1].body["model"] == "bound-model"
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["run", "arun"])
+def test_after_agent_runs_in_the_finished_phase(is_async: bool) -> None:
+    """The loop is over when `after_agent` runs: its phase is "finished", as the terminal
+    hooks' after it, not the "init" of the hooks before the loop."""
+    seen: list[tuple[str, str]] = []
+
+    @hw.before_agent
+    def before(agent: hw.AgentSetup, ctx: hw.RunContext[Any]) -> None:
+        seen.append(("before_agent", ctx.phase))
+
+    @hw.after_agent
+    def after(result: hw.RunResult, ctx: hw.RunContext[Any]) -> None:
+        seen.append(("after_agent", ctx.phase))
+
+    def model(request: hw.ModelRequest) -> str:
+        return "done"
+
+    agent = hw.Agent(model, use=[before, after])
+    result = asyncio.run(agent.arun("go")) if is_async else agent.run("go")
+    assert result.text == "done"
+    assert seen == [("before_agent", "init"), ("after_agent", "finished")]
