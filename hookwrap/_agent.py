@@ -497,7 +497,7 @@ class Agent:
                 f"no checkpoint of an interrupted run {run_id!r} in {where}: it ended "
                 "(finished or aborted), was never interrupted, or was saved in another store"
             )
-        session = self._session([message_from(m) for m in data["messages"]], is_async, run_id)
+        session = self._session([_restored_message(m) for m in data["messages"]], is_async, run_id)
         run = session.ctx.run
         run.decisions.update(_restored(data["decisions"], "the decision", run_id))
         run.decisions.update(decisions or {})
@@ -617,7 +617,7 @@ class Agent:
         history = {
             "format": _FORMAT,
             "run_id": s.ctx.run_id,
-            "messages": [message_to_dict(m) for m in s.messages],
+            "messages": [_saved_message(m) for m in s.messages],
             "iteration": s.iteration,
             "turn": [
                 {"id": c.id, "name": c.name, "arguments": _saved(c.arguments)} for c in s.turn
@@ -989,6 +989,32 @@ def _saved(arguments: Mapping[str, Any]) -> Any:
     if isinstance(arguments, UnparsedArguments):
         return arguments.text
     return json.loads(arguments_text(arguments))
+
+
+_RAW = "hookwrap.raw"  # a saved message's key for its `raw` record
+
+
+def _saved_message(message: Message) -> dict[str, Any]:
+    """A history message as a checkpoint keeps it: its chat dict, with its `raw` record
+    when that is JSON data (an answer's thinking blocks, reasoning items and signatures,
+    which its provider wants back in the next request); other records are left out."""
+    out = message_to_dict(message)
+    raw = message.raw
+    if raw is not None:
+        try:
+            json.dumps(raw, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
+            return out
+        out[_RAW] = raw
+    return out
+
+
+def _restored_message(saved: Mapping[str, Any]) -> Message:
+    """A message `_saved_message` saved, its `raw` record given back (as JSON reads it:
+    a tuple is a list)."""
+    message = message_from(saved)
+    raw = saved.get(_RAW)
+    return message if raw is None else message.replace(raw=raw)
 
 
 def _plain(history: dict[str, Any]) -> dict[str, Any]:

@@ -141,6 +141,13 @@ _FINISH = operator.attrgetter("finish_reason")
 _IS_TEXT = "text".__eq__
 _TOOL_KINDS = frozenset({"tool_call_start", "tool_call_args"})
 
+#: How an API's wire reads a streamed call's native form (a Gemini function call part, a
+#: Chat Completions tool call) back from the `raw`s of the call's chunks: the `raw` that
+#: `assemble` gives the call, as its non-streamed twin has it, for the next request to
+#: send back whole (a signature among its keys). Each wire adds its reader; a reader
+#: answers None for another API's.
+CALL_READERS: list[Callable[[list[Any]], Any]] = []
+
 
 def _usage_of(found: list[Usage]) -> Usage | None:
     """Usage reported by a stream: most providers report running totals, so keep the max."""
@@ -180,8 +187,9 @@ def _tool_calls(chunks: Iterable[Chunk]) -> tuple[ToolCall, ...]:
     A chunk belongs to the call its `tool_call_id` names; one without an id, to the call
     started last with the same index (`value`: the APIs number calls, which may
     interleave), else to a new call if it starts one, else to the latest call. A call
-    started without an id keeps none (`""`)."""
-    calls: dict[object, list[Any]] = {}  # key -> [id, name, argument fragments]
+    started without an id keeps none (`""`). Its `raw` is what its API's reader (see
+    `CALL_READERS`) makes of its chunks' own."""
+    calls: dict[object, list[Any]] = {}  # key -> [id, name, argument fragments, raws]
     started: dict[Any, object] = {}  # a start chunk's index -> its call's key
     key: object = None
     for c in chunks:
@@ -198,18 +206,29 @@ def _tool_calls(chunks: Iterable[Chunk]) -> tuple[ToolCall, ...]:
             key = object()  # a call of its own, though it has no id
         entry = calls.get(key)
         if entry is None:
-            entry = calls[key] = [c.tool_call_id or "", c.tool_name or "", []]
+            entry = calls[key] = [c.tool_call_id or "", c.tool_name or "", [], []]
         if c.kind == "tool_call_start" and index is not None:
             started[index] = key
         if c.tool_name and not entry[1]:
             entry[1] = c.tool_name
         if c.text:  # a start may carry the first fragment, or (Gemini) all of them
             entry[2].append(c.text)
-    # no `raw`: a call put together from chunks has no native form of its own to keep
+        if c.raw is not None:
+            entry[3].append(c.raw)
     return tuple(
-        ToolCall(call_id, name, tool_arguments("".join(parts)))
-        for call_id, name, parts in calls.values()
+        ToolCall(call_id, name, tool_arguments("".join(parts)), _native_call(raws))
+        for call_id, name, parts, raws in calls.values()
     )
+
+
+def _native_call(raws: list[Any]) -> Any:
+    """The native form of a call streamed in chunks with these `raw`s, as its API's reader
+    finds it; None for a call of chunks a hook made, or of an API with no reader."""
+    for read in CALL_READERS if raws else ():
+        found = read(raws)
+        if found is not None:
+            return found
+    return None
 
 
 class _Shared:

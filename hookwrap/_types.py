@@ -324,6 +324,9 @@ class Message(_Replace):
     """One message of a conversation.
 
     `content` is a ``str`` or a tuple of parts; `.text` joins the text of the parts.
+    `raw` is the adapter's record of the native message it was read from (an answer's
+    thinking blocks, reasoning items, signatures), which the adapter writes the message
+    over when it is sent again; hooks leave it alone.
     """
 
     role: Role = attrs.field(validator=_check_role)
@@ -331,6 +334,7 @@ class Message(_Replace):
     tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), converter=_tool_calls)
     tool_call_id: str | None = None
     name: str | None = None
+    raw: Any = attrs.field(default=None, eq=False, repr=False)
 
     if TYPE_CHECKING:
 
@@ -342,6 +346,7 @@ class Message(_Replace):
             tool_calls: Sequence[ToolCall] | None = ...,
             tool_call_id: str | None = ...,
             name: str | None = ...,
+            raw: Any = ...,
         ) -> Self: ...
 
     def __attrs_post_init__(self) -> None:

@@ -109,7 +109,7 @@ def test_aborted_is_an_exception_carrying_its_reason() -> None:
 # -- neutral types -------------------------------------------------------------------------------
 
 FIELDS: dict[str, list[str]] = {
-    "Message": ["role", "content", "tool_calls", "tool_call_id", "name"],
+    "Message": ["role", "content", "tool_calls", "tool_call_id", "name", "raw"],
     "ToolSpec": ["name", "description", "parameters"],
     "ModelRequest": ["messages", "tools", "model", "options", "stream", "raw"],
     "ModelResponse": ["message", "usage", "finish_reason", "model", "raw"],

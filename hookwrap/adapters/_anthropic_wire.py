@@ -41,6 +41,7 @@ from ._wire import (
     diff_runs,
     finish_in,
     json_int,
+    recorded,
     split_text,
 )
 from .function import _pairs as _message_pairs  # pyright: ignore[reportPrivateUsage]
@@ -53,6 +54,7 @@ _MODELED = frozenset({"system", "messages", "tools", "model", "stream"})
 _TOP = -1  # the source of the message read from the top-level `system`
 _ABSENT: Any = object()
 _ROLES = frozenset({"user", "assistant", "system"})
+_API = "anthropic.messages"  # the tag of an answer's record in `Message.raw`
 
 
 def _map(value: Any) -> Mapping[str, Any]:
@@ -348,6 +350,17 @@ def _units(body: Mapping[str, Any]) -> list[_Unit]:
     return units
 
 
+def _recorded(message: Message) -> _Unit | None:
+    """A unit for an answer's message sent back (one no message of the body stands for):
+    the content blocks its `raw` records, which it is written over as over the message it
+    was read from, so that its thinking blocks and their signatures go back in place (the
+    API wants them before a tool_use) and a hook's change to its text is still written."""
+    blocks = recorded(message.raw, _API) if message.role == "assistant" else None
+    if blocks.__class__ is not list:
+        return None
+    return _Unit(message, _TOP, None, blocks, blocks)
+
+
 def _unit_blocks(message: Message, unit: _Unit | None, same: bool) -> list[Any]:
     """A message's content as blocks, to join other blocks in one content list."""
     if same and unit is not None and unit.blocks is not None:
@@ -437,7 +450,7 @@ def _write_messages(
     while j < len(new):
         message = new[j]
         i, same = pairs[j]
-        unit = units[i] if i is not None else None
+        unit = units[i] if i is not None else _recorded(message)
         if same and unit is not None and unit.source >= 0:
             a, b = ranges[unit.source]
             if i == a and all(
@@ -902,7 +915,8 @@ class MessagesWire(Wire):
             text = "".join(self.texts(data))
             calls = tuple(_call(b) for b in blocks if _map(b).get("type") == "tool_use")
         model = data.get("model")
-        message = new_full_message("assistant", text, calls, None, None)
+        raw = (_API, data.get("content"))  # its thinking blocks, for the next request
+        message = new_full_message("assistant", text, calls, None, None, raw=raw)
         made: ModelResponse = new_response(
             message,
             _usage(data.get("usage")),

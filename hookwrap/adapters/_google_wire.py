@@ -41,6 +41,7 @@ from difflib import SequenceMatcher
 from itertools import accumulate
 from typing import Any, NamedTuple, TypeVar, cast
 
+from .._engine import CALL_READERS
 from .._types import (
     Chunk,
     ImagePart,
@@ -61,7 +62,7 @@ from .._types import (
     new_text_part,
     new_usage,
 )
-from ._wire import Event, Wire, diff_runs, finish_in, json_int, split_text
+from ._wire import Event, Wire, diff_runs, finish_in, json_int, recorded, split_text
 
 __all__ = ["SYNTHETIC_ID", "GeminiWire", "call_id", "model_of", "with_model"]
 
@@ -74,6 +75,7 @@ _chunk = maker(Chunk, "kind", "text", "tool_call_id", "tool_name", "usage", "fin
 _EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 # part keys that describe a part rather than make it one
 _PART_EXTRAS = frozenset({"thought", "thoughtSignature", "thought_signature", "partMetadata"})
+_API = "google.models"  # the tag of an answer's record in `Message.raw`
 
 
 def _map(value: Any) -> Mapping[str, Any]:
@@ -213,9 +215,10 @@ def _call_part(call: ToolCall, slot: Mapping[str, Any] | None = None) -> dict[st
     return {**{k: v for k, v in base.items() if k != "function_call"}, "functionCall": out}
 
 
-def _assistant(parts: list[Any]) -> Message:
+def _assistant(parts: list[Any], raw: Any = None) -> Message:
     neutral, calls = _answer_parts(parts)
-    made: Message = new_full_message("assistant", _content(neutral, True), tuple(calls), None, None)
+    content = _content(neutral, True)
+    made: Message = new_full_message("assistant", content, tuple(calls), None, None, raw=raw)
     return made
 
 
@@ -511,6 +514,12 @@ def _rebuild(
             group, t = near[i]
             base = _map(group.content)
             old = _list(base.get("parts"))[group.ends[t - 1] if t else 0 : group.ends[t]]
+        elif m.role == "assistant" and isinstance(native := recorded(m.raw, _API), Mapping):
+            # an answer sent back: written over the content it was read from, so that its
+            # thoughts and signatures go back too (the record survives a checkpoint, where
+            # its calls' own `raw` does not)
+            base = cast("Mapping[str, Any]", native)
+            old = _list(base.get("parts"))
         if m.role == "tool":
             if results is None:
                 results = []
@@ -891,7 +900,9 @@ class GeminiWire(Wire):
 
     def response(self, data: Mapping[str, Any]) -> ModelResponse:
         candidate = _candidate(data)
-        message = _assistant(_list(_map(candidate.get("content")).get("parts")))
+        content = _map(candidate.get("content"))
+        # its thoughts and signatures, for the next request
+        message = _assistant(_list(content.get("parts")), (_API, content))
         made: ModelResponse = new_response(
             message,
             _usage(_get(data, "usageMetadata", "usage_metadata")),
@@ -1217,3 +1228,18 @@ def _args(chunk: Chunk) -> dict[str, Any]:
             f"the {chunk.kind} chunk of {chunk.tool_name!r})"
         )
     return cast("dict[str, Any]", value)
+
+
+def _streamed_call(raws: list[Any]) -> Mapping[str, Any] | None:
+    """A streamed function call's part as it came, its `thoughtSignature` with it: Gemini
+    sends a call whole, and the object its `tool_call_start` was read from holds the
+    call's part first (see `split`)."""
+    raw = raws[0]
+    if not isinstance(raw, Event):
+        return None
+    parts = _list(_map(_candidate(_map(raw.data)).get("content")).get("parts"))
+    first = _map(parts[0] if parts else None)
+    return first if _function_call(first) is not None else None
+
+
+CALL_READERS.append(_streamed_call)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, cast
 
 from .._convert import arguments_text, tool_arguments
+from .._engine import CALL_READERS
 from .._types import (
     Chunk,
     ChunkKind,
@@ -44,6 +45,7 @@ from ._wire import (
     finish_in,
     highest,
     json_int,
+    recorded,
     split_text,
 )
 from .function import _pairs  # pyright: ignore[reportPrivateUsage]
@@ -252,19 +254,31 @@ def _groups(
 
 
 def _write_groups(
-    groups: Sequence[_Group], head: list[Any], messages: Sequence[Message], render: _Render
+    groups: Sequence[_Group],
+    head: list[Any],
+    messages: Sequence[Message],
+    render: _Render,
+    api: str = "",
 ) -> list[Any]:
     """Native items for `messages`: the original items of each message left as it was read,
     the others rendered over the items of the message they stand for, paired as a plain
     model function's are (`_pairs`: in a changed run, by role, the most alike first when
     a hook added one), so a system prompt put before a changed "developer" message is
-    written fresh and takes nothing of it."""
+    written fresh and takes nothing of it. A message none stands for is rendered over the
+    output items of the answer it was read from, when its `raw` records one of `api`'s:
+    its reasoning items go back with its calls, as the API wants them."""
     out = list(head)
     olds = [message for message, _ in groups]
     for message, i in zip(messages, _pairs(olds, messages, _ROLE), strict=True):
-        was, items = groups[i] if i is not None else (None, [])
+        was, items = groups[i] if i is not None else (None, _recorded(message, api))
         out.extend(items if was == message else render(message, items))
     return out
+
+
+def _recorded(message: Message, api: str) -> list[Any]:
+    """The output items an answer's `raw` records (see `_write_groups`), or none."""
+    items: Any = recorded(message.raw, api) if api and message.role == "assistant" else None
+    return _list(items)
 
 
 def _splice(base: list[Any], known: Callable[[Any], bool], new: list[Any]) -> list[Any]:
@@ -880,6 +894,41 @@ class ChatCompletionsWire(Wire):
         return events
 
 
+def _chat_streamed_call(raws: list[Any]) -> _J | None:
+    """A streamed tool call as an answer holds it (see `_chat_call_in`), put together from
+    the deltas its chunks were read from: their keys, the first's where they repeat one
+    (`extra_content`, where Gemini's OpenAI-compatible API puts the thought signature it
+    wants back), the arguments joined, and no `index` (a stream's numbering)."""
+    pieces = [p for p in map(_delta_call, raws) if p is not None]
+    if not pieces:
+        return None
+    call: _J = {}
+    fn: _J = {}
+    args: list[str] = []
+    for piece in reversed(pieces):
+        own = _obj(piece.get("function")) or {}
+        call.update(piece)
+        fn.update(own)
+        args.append(_str(own.get("arguments")))
+    if call.get("type", "function") != "function":
+        return None
+    call.pop("index", None)
+    fn["arguments"] = "".join(reversed(args))
+    call["function"] = fn
+    return call
+
+
+def _delta_call(raw: Any) -> Mapping[str, Any] | None:
+    """The tool call in the delta of a streamed event `raw` (one, once `split`)."""
+    data = _obj(raw.data) if isinstance(raw, Event) else None
+    choice = _first(_list(data.get("choices"))) if data is not None else None
+    delta = _obj(choice.get("delta")) if choice is not None else None
+    return _first(_list(delta.get("tool_calls"))) if delta is not None else None
+
+
+CALL_READERS.append(_chat_streamed_call)
+
+
 def _chat_head(template: Mapping[str, Any] | None, model: str | None = None) -> _J:
     """The fields every chunk of a stream repeats: the template's, or fresh ones."""
     t = template or {}
@@ -896,6 +945,7 @@ def _chat_head(template: Mapping[str, Any] | None, model: str | None = None) -> 
 # -- Responses ----------------------------------------------------------------------------------
 
 _RESP_KEYS = frozenset({"input", "instructions", "tools", "model", "stream"})
+_RESPONSES = "openai.responses"  # the tag of an answer's record in `Message.raw`
 _RESP_ROLES: dict[Any, Role] = {
     **{r: r for r in ("system", "user", "assistant")},
     "developer": "system",
@@ -1001,7 +1051,17 @@ def _resp_render(message: Message, base: list[Any]) -> list[Any]:
             part = _resp_part(message.role)
             out["content"] = _content_out(message.content, (was or {}).get("content"), part)
             items.append(out)
-        items += [_resp_call_out(c, False) for c in message.tool_calls]
+        # a call not read from an item (a checkpoint keeps none) takes the one of its id
+        calls: dict[Any, Any] = {
+            (_obj(i) or {}).get("call_id"): i for i in base if _resp_type(i) == "function_call"
+        }
+        items += [
+            _resp_call_out(
+                c if _resp_type(c.raw) == "function_call" else c.replace(raw=calls.get(c.id)),
+                False,
+            )
+            for c in message.tool_calls
+        ]
     return _splice(base, lambda i: _resp_type(i) is not None, items)
 
 
@@ -1576,7 +1636,7 @@ class ResponsesWire(Wire):
                 out["instructions"] = "\n\n".join(m.text for m in messages[:top])
             elif lead is not None:
                 del out["instructions"]
-            items = _write_groups(groups, head, messages[top:], _resp_render)
+            items = _write_groups(groups, head, messages[top:], _resp_render, _RESPONSES)
             if items or "input" in body:
                 out["input"] = _as_str_input(items) if isinstance(body.get("input"), str) else items
         if request.tools != read.tools:
@@ -1621,7 +1681,8 @@ class ResponsesWire(Wire):
         text = "".join(self.texts(data))
         calls = tuple(_resp_call_in(o) for o in output if o.get("type") == "function_call")
         usage = _usage_in(data, *_RESP_USAGE)
-        message = Message("assistant", text, calls)
+        # its output items (reasoning), for the next request
+        message = Message("assistant", text, calls, raw=(_RESPONSES, data.get("output")))
         status, model = _opt(data.get("status")), _opt(data.get("model"))
         return ModelResponse(message, usage, status, model, raw=data)
 

@@ -29,6 +29,7 @@ __all__ = [
     "json_int",
     "loads",
     "parse_sse",
+    "recorded",
     "split_text",
 ]
 
@@ -387,6 +388,17 @@ _MEANINGS = {
     "content_filter": ("content_filter", "refusal", "SAFETY"),
 }
 _MEANING = {word: meaning for meaning, words in _MEANINGS.items() for word in words}
+
+
+def recorded(raw: Any, api: str) -> Any:
+    """The native message a `Message.raw` record of `api` holds, or None: no record, or
+    one of another API (a `Fallback`'s other provider must not be sent its blocks).
+
+    A wire's answer records its message as ``(api, native)``, two references taken as the
+    answer is read; a checkpoint gives it back as a list."""
+    if raw.__class__ in (tuple, list) and len(raw) == 2 and raw[0] == api:
+        return raw[1]
+    return None
 
 
 def finish_in(reason: str | None, words: Mapping[str, str]) -> str | None:
