@@ -57,7 +57,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 _Group = tuple[Message, list[Any]]  # a neutral message and the native items it was read from
 _Render = Callable[[Message, list[Any]], list[Any]]
 _MESSAGE = operator.itemgetter(0)  # of a group
-_ROLE = operator.attrgetter("role")  # of a message
+_ROLE = operator.attrgetter("role", "tool_call_id")  # a message's kind, for pairing
 
 
 # -- small readers ------------------------------------------------------------------------------

@@ -69,6 +69,7 @@ _KINDS: dict[str, Kind] = {  # or dict
     "Message": "Message",
     "ModelResponse": "ModelResponse",
 }
+_ASYNC_STREAM = re.compile(r"\bAsync(?:Iterator|Iterable|Generator)\b")
 _STREAM_NAME = re.compile(r"(?:[\w.]*\.)?(?:Async)?(?:Iterator|Iterable|Generator)\b")
 
 
@@ -157,8 +158,14 @@ class FunctionAdapter(Adapter):
             for f in (fn, type(fn).__call__ if callable(fn) else None)
         )
         self.streams = annotated or generates
-        # `-> Iterable[str]` may return a list: its items are the stream
-        self.iterables = annotated and not generates and not inspect.iscoroutinefunction(fn)
+        # `-> Iterable[str]` may return a list: its items are the stream (a sync one: an
+        # `AsyncIterable` must be an async iterator, which a list is not)
+        self.iterables = (
+            annotated
+            and not generates
+            and not inspect.iscoroutinefunction(fn)
+            and _ASYNC_STREAM.search(str(sig.return_annotation)) is None
+        )
         self.accepts = frozenset(p.name for p in params)
         # what a `functools.partial` passes by keyword is given as much as what the caller
         # passes: hooks see it (the model, options) and may change it
@@ -615,28 +622,57 @@ def _text_response(text: str) -> ModelResponse:
     return made
 
 
-def _role(message: Message) -> str:
-    return message.role
+def _role(message: Message) -> tuple[str, str | None]:
+    """A message's kind, for pairing: its role, and a tool result's call (a changed result
+    stands for the result of its own call, however alike another's text is)."""
+    return message.role, message.tool_call_id
+
+
+def _keys(old: Sequence[object], new: Sequence[object]) -> tuple[list[object], list[object]]:
+    """What the diff compares: the items' reprs, where two old items look alike told
+    apart by which one a new item is (the very object a hook kept: the last of two
+    messages whose view hides what differs, an audio part)."""
+    olds: list[object] = [repr(x) for x in old]
+    news: list[object] = [repr(x) for x in new]
+    if len(set(olds)) < len(olds):
+        twins = {key for key in olds if olds.count(key) > 1}
+        at = {id(x): i for i, x in enumerate(old) if olds[i] in twins}
+        olds = [(key, i) if key in twins else key for i, key in enumerate(olds)]
+        news = [
+            (key, at[id(x)]) if id(x) in at and old[at[id(x)]] is x else key
+            for x, key in zip(new, news, strict=True)
+        ]
+    return olds, news
 
 
 def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) -> list[int | None]:
     """For each new item, the index of the old one it stands for (None: a hook added it).
     Unchanged ones pair by a diff (edits are local), then one a hook only moved with itself.
     In a run of changed ones, those of a kind (a message's role, a part's type) pair in
-    order when the run holds as many on each side, else the most alike first: a system
-    prompt a hook puts before a changed one takes nothing of it."""
+    order when the run holds as many on each side, else the most alike first (by the words
+    they share), each within as many places of its own as were added or removed: a
+    system prompt a hook puts before a changed one takes nothing of it."""
     # only once a hook changed messages: `import hookwrap` stays light
-    from difflib import SequenceMatcher
-
     from ._wire import diff_runs, moved
 
-    olds, news = [repr(x) for x in old], [repr(x) for x in new]
+    olds, news = _keys(old, new)
     found: list[int | None] = [None] * len(new)
     runs = diff_runs(olds, news)
     for tag, i1, i2, j1, j2 in runs:
         if tag == "equal":
             found[j1:j2] = range(i1, i2)
     taken = moved(olds, news, found)
+    words: dict[int, frozenset[str]] = {}
+
+    def alike(i: int, j: int) -> float:
+        a = words.get(i)
+        if a is None:
+            a = words[i] = frozenset(_WORD.findall(repr(old[i])))
+        b = words.get(~j)  # the new items' under negative keys
+        if b is None:
+            b = words[~j] = frozenset(_WORD.findall(repr(new[j])))
+        return len(a & b) / (len(a | b) or 1)
+
     for tag, i1, i2, j1, j2 in runs:
         if tag == "equal":
             continue
@@ -645,14 +681,18 @@ def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) ->
             now = [j for j in range(j1, j2) if kin(new[j]) == key and found[j] is None]
             if len(was) == len(now):
                 ranked = list(zip(was, now, strict=True))
-            else:
-                ranked = [(i, j) for i in was for j in now]
-                ranked.sort(key=lambda p: -SequenceMatcher(None, olds[p[0]], news[p[1]]).ratio())
+            else:  # d added or removed: the n-th of one side is within d of its place
+                d = abs(len(was) - len(now))
+                ranked = [(i, j) for a, i in enumerate(was) for j in now[max(a - d, 0) : a + d + 1]]
+                ranked.sort(key=lambda p: -alike(*p))
             for i, j in ranked:
                 if i not in taken and found[j] is None:
                     taken.add(i)
                     found[j] = i
     return found
+
+
+_WORD = re.compile(r"\w+|[^\w\s]")
 
 
 def _message_over(message: Message, was: Message, old: Mapping[str, Any]) -> dict[str, Any]:
