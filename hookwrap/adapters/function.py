@@ -612,9 +612,10 @@ class FunctionAdapter(Adapter):
 def _iterated(made: Any) -> Any:
     """What a function annotated as streaming returned, as a stream: a list (any iterable
     but a str, bytes, dict or Message) is iterated; an iterator is one already."""
-    if is_stream(made) or isinstance(made, (str, bytes, Mapping, Message)):
+    kind = cast("type[object]", made.__class__)
+    if is_stream(made) or issubclass(kind, (str, bytes, Mapping, Message)):
         return made
-    return iter(made) if isinstance(made, Iterable) else made
+    return iter(made) if issubclass(kind, Iterable) else made
 
 
 def _text_response(text: str) -> ModelResponse:
