@@ -207,3 +207,25 @@ def test_a_call_hooks_made_in_a_stream_has_no_raw() -> None:
     client = hw.wrap(_Gemini().client(), use=[replace, _recorder(seen)])
     list(client.models.generate_content_stream(model="m", contents="1+2?"))
     assert [(c.id, c.raw) for c in seen] == [("c9", None)]
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["stream", "astream"])
+def test_a_call_a_hook_changed_goes_back_with_its_signature(is_async: bool) -> None:
+    """The arguments are the hook's, the other keys of the part (its signature) the API's:
+    docs/sdks/google.md, "A function call a hook changes keeps the other keys of its part,
+    its signature among them"."""
+
+    @hw.on_chunk
+    def double(chunk: hw.Chunk) -> Any:
+        if chunk.kind == "tool_call_start":
+            return chunk.replace(text='{"a": 2, "b": 2}')
+        return None
+
+    api = _Gemini()
+    agent = hw.Agent((api.client(), "gemini-3-pro"), tools=[add], use=[double])
+    result = _stream(agent, is_async)
+    assert result.status == "finished"
+    assert api.sent_call() == {
+        "functionCall": {"name": "add", "args": {"a": 2, "b": 2}},
+        "thoughtSignature": "U0lH",
+    }

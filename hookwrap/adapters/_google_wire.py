@@ -199,14 +199,17 @@ def _tool_call(part: Mapping[str, Any], fc: Mapping[str, Any]) -> ToolCall:
 
 def _call_part(call: ToolCall, slot: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The part of a function call: its own part when it is unchanged; a changed one is
-    written into `slot`, the call part it replaces, which keeps its other keys (a
-    `thoughtSignature`, as in a stream)."""
+    written into `slot`, the call part it replaces, else into its own part (`raw`), which
+    keeps its other keys (a `thoughtSignature`, as in a stream)."""
     raw = call.raw
+    own: Mapping[str, Any] = {}  # the part it was read from, if any
     if isinstance(raw, Mapping):
         fc = _function_call(cast("Mapping[str, Any]", raw))
         if fc is not None and _tool_call(raw, fc) == call:  # pyright: ignore[reportUnknownArgumentType]
             return dict(cast("Mapping[str, Any]", raw))  # keeps its thoughtSignature
-    base = slot or {}
+        if fc is not None:
+            own = cast("Mapping[str, Any]", raw)
+    base = slot or own  # a call a hook changed in an answer keeps its signature too
     out = {**(_function_call(base) or {}), "name": call.name, "args": dict(call.arguments)}
     if _is_synthetic(call.id):
         out.pop("id", None)
