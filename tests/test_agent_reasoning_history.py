@@ -334,3 +334,28 @@ def test_a_record_that_is_no_json_data_is_left_out_of_the_checkpoint(tmp_path: P
         "role": "assistant",
         "content": [{"type": "text", "text": TEXT}, TOOL_USE],
     }
+
+
+@pytest.mark.parametrize(
+    "order",
+    [["rs", "fc", "rs", "fc"], ["rs", "msg", "rs", "fc"], ["fc", "rs", "fc"]],
+    ids="-".join,
+)
+def test_each_reasoning_item_goes_back_before_the_item_it_led_to(order: list[str]) -> None:
+    """A reasoning item the API answered with must be followed by the item it led to (the
+    API refuses one left at the end); the items go back in the order they came."""
+    made: list[dict[str, Any]] = []
+    for kind in order:
+        n = sum(1 for m in made if m["type"].startswith(kind[0]))
+        if kind == "rs":
+            item = {"id": f"rs_{n}", "type": "reasoning", "summary": [], "encrypted_content": "E"}
+        elif kind == "fc":
+            item = {**FUNCTION_CALL, "id": f"fc_{n}", "call_id": f"call_{n}"}
+        else:
+            item = output_message(TEXT)
+        made.append(item)
+    api = Responses()
+    api.first = lambda: api.answer(made)  # type: ignore[method-assign]
+    hw.Agent(api.target(), tools=[add]).run("1+2?")
+    sent = [item.get("id") for item in api.bodies[1]["input"][1:]][: len(made)]
+    assert sent == [item["id"] for item in made]

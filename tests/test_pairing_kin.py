@@ -129,3 +129,57 @@ def test_a_sync_function_annotated_async_iterable_must_return_an_async_stream() 
     with pytest.raises(TypeError, match="returned list"):
         hw.model(words, use=[drop_t2_and_redact])(asked)
     assert list(hw.model(sync_words, use=[drop_t2_and_redact])(asked)) == ["a"]
+
+
+def test_trimmed_redacted_and_appended_each_message_is_its_own() -> None:
+    """Ten taken out, every text redacted, eight appended: each kept message is written over
+    its own original, wherever it moved; an appended one takes nothing of those taken out."""
+    conversation: list[dict[str, Any]] = []
+    for k in range(50):
+        words = " ".join(f"word{k}-{n}" for n in range(30))
+        for role in ("user", "assistant"):
+            conversation.append({"role": role, "content": f"{words} secret", "metadata": k})
+    got: list[Any] = []
+
+    @hw.before_model
+    def trim_redact_append(request: hw.ModelRequest) -> hw.ModelRequest:
+        kept = [m.replace(content=m.text[:-6]) for m in request.messages[10:]]
+        notes = [hw.Message(r, f"note {i}") for i in range(4) for r in ("user", "assistant")]
+        return request.replace(messages=kept + notes)
+
+    def model(messages: list[dict[str, Any]]) -> str:
+        got.extend(messages)
+        return "ok"
+
+    hw.model(model, use=[trim_redact_append])(conversation)
+    assert [m.get("metadata") for m in got[:90]] == [k for k in range(5, 50) for _ in range(2)]
+    assert [m.get("metadata") for m in got[90:]] == [None] * 8
+
+
+@hw.before_model
+def rename_ids(request: hw.ModelRequest) -> hw.ModelRequest:
+    """Sanitise ids, in the calls and in their results alike."""
+    messages = []
+    for m in request.messages:
+        if m.tool_calls:
+            m = m.replace(tool_calls=[c.replace(id=c.id.replace(".", "_")) for c in m.tool_calls])
+        if m.tool_call_id:
+            m = m.replace(tool_call_id=m.tool_call_id.replace(".", "_"))
+        messages.append(m)
+    return request.replace(messages=messages)
+
+
+def test_a_tool_result_whose_id_a_hook_renamed_keeps_its_own_keys() -> None:
+    pytest.importorskip("anthropic")
+    calls = [{"type": "tool_use", "id": "t.1", "name": "f", "input": {}}]
+    result = {"type": "tool_result", "tool_use_id": "t.1", "content": "r1", "is_error": True}
+    conversation = [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": calls},
+        {"role": "user", "content": [result | {"cache_control": CACHE}]},
+    ]
+    provider = FakeProvider(["fine"])
+    client = hw.wrap(provider.anthropic(), use=[rename_ids])
+    client.messages.create(model="m", max_tokens=10, messages=conversation)
+    sent = provider.requests[0].body["messages"][-1]["content"]
+    assert sent == [result | {"tool_use_id": "t_1", "cache_control": CACHE}]

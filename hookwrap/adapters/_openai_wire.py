@@ -57,7 +57,7 @@ Role = Literal["system", "user", "assistant", "tool"]
 _Group = tuple[Message, list[Any]]  # a neutral message and the native items it was read from
 _Render = Callable[[Message, list[Any]], list[Any]]
 _MESSAGE = operator.itemgetter(0)  # of a group
-_ROLE = operator.attrgetter("role", "tool_call_id")  # a message's kind, for pairing
+_ROLE = operator.attrgetter("role")  # of a message
 
 
 # -- small readers ------------------------------------------------------------------------------
@@ -281,18 +281,28 @@ def _recorded(message: Message, api: str) -> list[Any]:
     return _list(items)
 
 
-def _splice(base: list[Any], known: Callable[[Any], bool], new: list[Any]) -> list[Any]:
-    """`new` in place of the modelled items of `base`; the others stay where they were."""
+def _splice(base: list[Any], kind: Callable[[Any], object], new: list[Any]) -> list[Any]:
+    """`new` in place of the modelled items of `base` (those of a `kind` not None): each in
+    the place of the first one of its kind not taken yet, so that what the API put between
+    them (a reasoning item before each function call) stays between them; one with no such
+    place goes after the one before it. The unmodelled items stay where they were."""
+    places: dict[object, list[int]] = {}
+    for k, item in enumerate(base):
+        if (key := kind(item)) is not None:
+            places.setdefault(key, []).append(k)
+    last = min((k for ks in places.values() for k in ks), default=len(base))
+    at: dict[int, list[Any]] = {}
+    for item in new:
+        free = places.get(kind(item))
+        if free:
+            last = free.pop(0)
+        at.setdefault(last, []).append(item)
     out: list[Any] = []
-    placed = False
-    for item in base:
-        if not known(item):
+    for k, item in enumerate(base):
+        if kind(item) is None:
             out.append(item)
-        elif not placed:
-            out.extend(new)
-            placed = True
-    if not placed:
-        out.extend(new)
+        out.extend(at.pop(k, ()))
+    out.extend(at.pop(len(base), ()))
     return out
 
 
@@ -466,7 +476,7 @@ def _chat_render(message: Message, base: list[Any]) -> list[Any]:
             out.pop(key, None)
         else:
             out[key] = value
-    return _splice(base, lambda i: _chat_message(i) is not None, [out])
+    return _splice(base, lambda i: "message" if _chat_message(i) is not None else None, [out])
 
 
 def _chat_tool(item: Any) -> ToolSpec | None:
@@ -1062,7 +1072,7 @@ def _resp_render(message: Message, base: list[Any]) -> list[Any]:
             )
             for c in message.tool_calls
         ]
-    return _splice(base, lambda i: _resp_type(i) is not None, items)
+    return _splice(base, _resp_type, items)
 
 
 def _resp_tool(item: Any) -> ToolSpec | None:

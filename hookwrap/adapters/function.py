@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import re
 import typing
+from collections import Counter
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -623,10 +625,8 @@ def _text_response(text: str) -> ModelResponse:
     return made
 
 
-def _role(message: Message) -> tuple[str, str | None]:
-    """A message's kind, for pairing: its role, and a tool result's call (a changed result
-    stands for the result of its own call, however alike another's text is)."""
-    return message.role, message.tool_call_id
+def _role(message: Message) -> str:
+    return message.role
 
 
 def _keys(old: Sequence[object], new: Sequence[object]) -> tuple[list[object], list[object]]:
@@ -636,7 +636,7 @@ def _keys(old: Sequence[object], new: Sequence[object]) -> tuple[list[object], l
     olds: list[object] = [repr(x) for x in old]
     news: list[object] = [repr(x) for x in new]
     if len(set(olds)) < len(olds):
-        twins = {key for key in olds if olds.count(key) > 1}
+        twins = {key for key, n in Counter(olds).items() if n > 1}
         at = {id(x): i for i, x in enumerate(old) if olds[i] in twins}
         olds = [(key, i) if key in twins else key for i, key in enumerate(olds)]
         news = [
@@ -651,8 +651,8 @@ def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) ->
     Unchanged ones pair by a diff (edits are local), then one a hook only moved with itself.
     In a run of changed ones, those of a kind (a message's role, a part's type) pair in
     order when the run holds as many on each side, else the most alike first (by the words
-    they share), each within as many places of its own as were added or removed: a
-    system prompt a hook puts before a changed one takes nothing of it."""
+    of their texts, a tenth of them shared at least): a system prompt a hook puts before a
+    changed one, or a message it appends where it took others out, takes nothing of them."""
     # only once a hook changed messages: `import hookwrap` stays light
     from ._wire import diff_runs, moved
 
@@ -666,13 +666,17 @@ def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) ->
     words: dict[int, frozenset[str]] = {}
 
     def alike(i: int, j: int) -> float:
+        """How alike two items are, negated: by the words they share, and a tool result
+        most of all like the result of its own call, however alike another's text is."""
         a = words.get(i)
         if a is None:
-            a = words[i] = frozenset(_WORD.findall(repr(old[i])))
+            a = words[i] = _words(old[i])
         b = words.get(~j)  # the new items' under negative keys
         if b is None:
-            b = words[~j] = frozenset(_WORD.findall(repr(new[j])))
-        return len(a & b) / (len(a | b) or 1)
+            b = words[~j] = _words(new[j])
+        call = getattr(new[j], "tool_call_id", None)
+        same = call is not None and call == getattr(old[i], "tool_call_id", None)
+        return -(same + len(a & b) / (len(a | b) or 1))  # the most alike sort first
 
     for tag, i1, i2, j1, j2 in runs:
         if tag == "equal":
@@ -682,10 +686,9 @@ def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) ->
             now = [j for j in range(j1, j2) if kin(new[j]) == key and found[j] is None]
             if len(was) == len(now):
                 ranked = list(zip(was, now, strict=True))
-            else:  # d added or removed: the n-th of one side is within d of its place
-                d = abs(len(was) - len(now))
-                ranked = [(i, j) for a, i in enumerate(was) for j in now[max(a - d, 0) : a + d + 1]]
-                ranked.sort(key=lambda p: -alike(*p))
+            else:  # those that share few words are one a hook added and one it took out
+                scored = [(alike(i, j), i, j) for i in was for j in now]
+                ranked = [(i, j) for score, i, j in sorted(scored, key=_first) if score <= -0.1]
             for i, j in ranked:
                 if i not in taken and found[j] is None:
                     taken.add(i)
@@ -694,6 +697,20 @@ def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) ->
 
 
 _WORD = re.compile(r"\w+|[^\w\s]")
+_first = operator.itemgetter(0)
+
+
+def _words(item: object) -> frozenset[str]:
+    """The words two items' likeness is judged by: a message's (or part's) text, with its
+    calls' ids and names, else (an image) its repr."""
+    text = getattr(item, "text", None)
+    if isinstance(text, str):
+        calls = getattr(item, "tool_calls", ())
+        ids = " ".join(f"{c.id} {c.name}" for c in calls)
+        found = frozenset(_WORD.findall(f"{text} {ids} {getattr(item, 'tool_call_id', '')}"))
+        if found - {"None"}:
+            return found
+    return frozenset(_WORD.findall(repr(item)))
 
 
 def _message_over(message: Message, was: Message, old: Mapping[str, Any]) -> dict[str, Any]:
