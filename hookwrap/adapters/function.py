@@ -11,7 +11,6 @@ import inspect
 import operator
 import re
 import typing
-from collections import Counter
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -629,21 +628,24 @@ def _role(message: Message) -> str:
     return message.role
 
 
-def _keys(old: Sequence[object], new: Sequence[object]) -> tuple[list[object], list[object]]:
-    """What the diff compares: the items' reprs, where two old items look alike told
-    apart by which one a new item is (the very object a hook kept: the last of two
-    messages whose view hides what differs, an audio part)."""
-    olds: list[object] = [repr(x) for x in old]
-    news: list[object] = [repr(x) for x in new]
-    if len(set(olds)) < len(olds):
-        twins = {key for key, n in Counter(olds).items() if n > 1}
-        at = {id(x): i for i, x in enumerate(old) if olds[i] in twins}
-        olds = [(key, i) if key in twins else key for i, key in enumerate(olds)]
-        news = [
-            (key, at[id(x)]) if id(x) in at and old[at[id(x)]] is x else key
-            for x, key in zip(new, news, strict=True)
-        ]
-    return olds, news
+def _selves(old: Sequence[object], new: Sequence[object], found: list[int | None]) -> None:
+    """Where a new item is the very object of an old one (a hook kept it) but was paired
+    with another that looks the same (the view hides what differs: an audio part), swap
+    the two pairings: each stays with an item equal to it, and this one with itself."""
+    if len(old) < 2:
+        return
+    at = {id(x): i for i, x in enumerate(old)}
+    paired = {i: j for j, i in enumerate(found) if i is not None}
+    for j, x in enumerate(new):
+        i, was = at.get(id(x)), found[j]
+        if i is None or was is None or i == was or old[i] is not x or old[was] != x:
+            continue
+        other = paired.get(i)
+        found[j], paired[i] = i, j
+        if other is not None:
+            found[other], paired[was] = was, other
+        else:
+            del paired[was]
 
 
 def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) -> list[int | None]:
@@ -656,7 +658,7 @@ def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) ->
     # only once a hook changed messages: `import hookwrap` stays light
     from ._wire import diff_runs, moved
 
-    olds, news = _keys(old, new)
+    olds, news = [repr(x) for x in old], [repr(x) for x in new]
     found: list[int | None] = [None] * len(new)
     runs = diff_runs(olds, news)
     for tag, i1, i2, j1, j2 in runs:
@@ -693,6 +695,7 @@ def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) ->
                 if i not in taken and found[j] is None:
                     taken.add(i)
                     found[j] = i
+    _selves(old, new, found)
     return found
 
 
