@@ -138,6 +138,7 @@ _KIND = operator.attrgetter("kind")
 _TEXT = operator.attrgetter("text")
 _USAGE = operator.attrgetter("usage")
 _FINISH = operator.attrgetter("finish_reason")
+_RAW = operator.attrgetter("raw")
 _IS_TEXT = "text".__eq__
 _TOOL_KINDS = frozenset({"tool_call_start", "tool_call_args"})
 
@@ -147,6 +148,11 @@ _TOOL_KINDS = frozenset({"tool_call_start", "tool_call_args"})
 #: send back whole (a signature among its keys). Each wire adds its reader; a reader
 #: answers None for another API's.
 CALL_READERS: list[Callable[[list[Any]], Any]] = []
+#: How an API's wire reads a streamed answer's record (`Message.raw`: its thinking blocks,
+#: reasoning items, thought parts) back from the `raw`s of the chunks delivered: the record
+#: its non-streamed twin has, of the same tag and shape, for the next request to write the
+#: message over. Each wire adds its reader; a reader answers None for another API's.
+ANSWER_READERS: list[Callable[[list[Any]], Any]] = []
 
 
 def _usage_of(found: list[Usage]) -> Usage | None:
@@ -165,7 +171,9 @@ def assemble(chunks: list[Chunk], model: str | None = None) -> ModelResponse:
 
     It runs at the end of every stream with `after_model` or `on_usage` hooks, so the
     chunks are read by mapping attribute getters over them (in C), not one by one;
-    only tool call chunks are walked."""
+    only tool call chunks are walked, and the native events behind the chunks by the
+    reader of their API (see `ANSWER_READERS`). Chunks a hook made have none: the record
+    holds what the API sent, and the message's own fields are written over it."""
     kinds = list(map(_KIND, chunks))
     text = "".join(itertools.compress(map(_TEXT, chunks), map(_IS_TEXT, kinds)))
     # providers also put usage and the finish reason on text chunks (Gemini does)
@@ -174,11 +182,23 @@ def assemble(chunks: list[Chunk], model: str | None = None) -> ModelResponse:
     tool_calls: tuple[ToolCall, ...] = ()
     if not _TOOL_KINDS.isdisjoint(kinds):
         tool_calls = _tool_calls(c for c in chunks if c.kind in _TOOL_KINDS)
-    message = new_full_message("assistant", text, tool_calls, None, None)
+    raws: list[Any] = list(filter(None, map(_RAW, chunks)))
+    raw = _native_answer(raws) if raws else None
+    message = new_full_message("assistant", text, tool_calls, None, None, raw=raw)
     made: ModelResponse = new_response(
         message, _usage_of(usages), finishes[-1] if finishes else None, model, None
     )
     return made
+
+
+def _native_answer(raws: list[Any]) -> Any:
+    """The record of the answer streamed in chunks with these `raw`s, as its API's reader
+    finds it; None for an API with no reader."""
+    for read in ANSWER_READERS:
+        found = read(raws)
+        if found is not None:
+            return found
+    return None
 
 
 def _tool_calls(chunks: Iterable[Chunk]) -> tuple[ToolCall, ...]:

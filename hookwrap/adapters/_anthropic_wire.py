@@ -7,12 +7,14 @@ blocks, documents, server tools, `is_error`) reaches the API as the caller wrote
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import uuid
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
+from .._engine import ANSWER_READERS
 from .._types import (
     Chunk,
     ImagePart,
@@ -43,6 +45,7 @@ from ._wire import (
     json_int,
     recorded,
     split_text,
+    streamed,
 )
 from .function import _pairs as _message_pairs  # pyright: ignore[reportPrivateUsage]
 from .function import _role  # pyright: ignore[reportPrivateUsage]
@@ -1170,3 +1173,55 @@ class MessagesWire(Wire):
         events.append(_event({"type": "message_delta", "delta": delta, "usage": counts}))
         events.append(_event({"type": "message_stop"}))
         return events
+
+
+_STREAM_EVENTS = frozenset(
+    {"message_start", "content_block_start", "content_block_delta", "content_block_stop"}
+    | {"message_delta", "message_stop", "ping"}
+)
+# a delta that adds to its block: its type -> (its key, the block's key)
+_ADDS = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "thinking"),
+    "input_json_delta": ("partial_json", "input"),
+}
+
+
+def _streamed_answer(raws: list[Any]) -> tuple[str, list[Any]] | None:
+    """The record of a streamed answer (see `MessagesWire.response`): its content blocks
+    put together from its events as the SDK's accumulator does, each as its
+    `content_block_start` opened it (a `redacted_thinking` block whole), its deltas added:
+    text, thinking, the signature, citations, a tool call's input JSON."""
+    first = raws[0]
+    if not isinstance(first, Event) or _map(first.data).get("type") not in _STREAM_EVENTS:
+        return None
+    blocks: dict[Any, dict[str, Any]] = {}  # by the index the events give
+    adds: dict[tuple[Any, str], list[str]] = {}  # the pieces of a block's text or input
+    for data in streamed(raws):
+        kind = data.get("type")
+        if kind == "content_block_delta" and (index := data.get("index")) in blocks:
+            delta = _map(data.get("delta"))
+            dtype = delta.get("type")
+            if dtype in _ADDS:
+                given, key = _ADDS[dtype]
+                adds.setdefault((index, key), []).append(str(delta.get(given) or ""))
+            elif dtype == "signature_delta":
+                blocks[index]["signature"] = delta.get("signature")
+            elif dtype == "citations_delta":
+                block = blocks[index]
+                block["citations"] = [*_seq(block.get("citations")), delta.get("citation")]
+        elif kind == "content_block_start":
+            blocks[data.get("index")] = dict(_map(data.get("content_block")))
+        elif kind == "message_start":  # a stream begun anew (a retry's): its blocks alone
+            blocks, adds = {}, {}
+    for (index, key), pieces in adds.items():
+        block, added = blocks[index], "".join(pieces)
+        if key != "input":
+            block[key] = str(block.get(key) or "") + added
+        elif added:
+            with contextlib.suppress(ValueError):  # a fragment: the call's own input stays
+                block["input"] = json.loads(added)
+    return _API, list(blocks.values())
+
+
+ANSWER_READERS.append(_streamed_answer)

@@ -41,7 +41,7 @@ from difflib import SequenceMatcher
 from itertools import accumulate
 from typing import Any, NamedTuple, TypeVar, cast
 
-from .._engine import CALL_READERS
+from .._engine import ANSWER_READERS, CALL_READERS
 from .._types import (
     Chunk,
     ImagePart,
@@ -62,7 +62,7 @@ from .._types import (
     new_text_part,
     new_usage,
 )
-from ._wire import Event, Wire, diff_runs, finish_in, json_int, recorded, split_text
+from ._wire import Event, Wire, diff_runs, finish_in, json_int, recorded, split_text, streamed
 
 __all__ = ["SYNTHETIC_ID", "GeminiWire", "call_id", "model_of", "with_model"]
 
@@ -1246,3 +1246,57 @@ def _streamed_call(raws: list[Any]) -> Mapping[str, Any] | None:
 
 
 CALL_READERS.append(_streamed_call)
+
+_SIGNATURES = ("thoughtSignature", "thought_signature")
+_TEXT_PART_KEYS = frozenset({"text", "thought", *_SIGNATURES})
+
+
+def _streamed_answer(raws: list[Any]) -> tuple[str, Mapping[str, Any]] | None:
+    """The record of a streamed answer (see `GeminiWire.response`): the content its
+    objects' candidate holds in pieces, as a whole answer holds it. A piece of text joins
+    the text part before it of its kind (thought or not), the signature it may carry with
+    it (a stream may send one on an empty part after the text), unless both are signed;
+    every other part (a function call, its signature with it) stays as it came."""
+    first = raws[0]
+    if not isinstance(first, Event) or "candidates" not in _map(first.data):
+        return None
+    content: dict[str, Any] | None = None  # the candidate's content, its parts aside
+    runs: list[tuple[Mapping[str, Any], list[str] | None]] = []  # a part, its text pieces
+    head: Mapping[str, Any] = {}  # the last part
+    pieces: list[str] | None = None  # its text pieces, when it is a text part
+    for data in streamed(raws):
+        given = _map(_candidate(data).get("content"))
+        if not given:
+            continue
+        if content is None:
+            content = {k: v for k, v in given.items() if k != "parts"}
+        for item in _list(given.get("parts")):
+            part = _map(item)
+            text: Any = part.get("text")
+            if text.__class__ is not str or not _TEXT_PART_KEYS.issuperset(part):
+                pieces = None
+            elif pieces is not None and bool(head.get("thought")) == bool(part.get("thought")):
+                if len(part) == 1 or not _signed(part):  # the usual piece: text alone
+                    pieces.append(text)
+                    continue
+                if not _signed(head):
+                    head = {**head, **part}
+                    runs[-1] = (head, pieces)
+                    pieces.append(text)
+                    continue
+                pieces = [text]
+            else:
+                pieces = [text]
+            head = part
+            runs.append((part, pieces))
+    if content is None:
+        return None
+    parts = [part if t is None else {**part, "text": "".join(t)} for part, t in runs]
+    return _API, {**content, "parts": parts}
+
+
+def _signed(part: Mapping[str, Any]) -> bool:
+    return any(part.get(key) for key in _SIGNATURES)
+
+
+ANSWER_READERS.append(_streamed_answer)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, cast
 
 from .._convert import arguments_text, tool_arguments
-from .._engine import CALL_READERS
+from .._engine import ANSWER_READERS, CALL_READERS
 from .._types import (
     Chunk,
     ChunkKind,
@@ -47,6 +47,7 @@ from ._wire import (
     json_int,
     recorded,
     split_text,
+    streamed,
 )
 from .function import _pairs  # pyright: ignore[reportPrivateUsage]
 
@@ -1866,6 +1867,34 @@ def _as_str_input(items: list[Any]) -> str | list[Any]:
     if only is None or only.get("role") != "user" or not isinstance(only.get("content"), str):
         return items
     return cast(str, only["content"]) if only.keys() <= {"type", "role", "content"} else items
+
+
+def _resp_streamed_answer(raws: list[Any]) -> tuple[str, list[Any]] | None:
+    """The record of a streamed answer (see `ResponsesWire.response`): the output of the
+    response its closing event holds, or, in a stream that has none (a hook made it), the
+    items its `response.output_item.done` events gave, in order."""
+    if not _str(_map_of(raws[0]).get("type")).startswith("response."):
+        return None
+    for raw in reversed(raws):  # the closing event: the last, as a rule
+        data = _map_of(raw)
+        if data.get("type") in _TERMINAL:
+            output = (_obj(data.get("response")) or {}).get("output")
+            if isinstance(output, list):
+                return _RESPONSES, _list(output)
+    done = {
+        json_int(data.get("output_index")): data.get("item")
+        for data in streamed(raws)
+        if data.get("type") == "response.output_item.done"
+    }
+    return _RESPONSES, [done[i] for i in sorted(done)]
+
+
+def _map_of(raw: Any) -> Mapping[str, Any]:
+    """The JSON object of an event `raw`, or an empty one."""
+    return (_obj(raw.data) if isinstance(raw, Event) and raw.__class__ is not Made else None) or {}
+
+
+ANSWER_READERS.append(_resp_streamed_answer)
 
 
 # -- legacy Completions -------------------------------------------------------------------------

@@ -31,6 +31,7 @@ __all__ = [
     "parse_sse",
     "recorded",
     "split_text",
+    "streamed",
 ]
 
 #: The name of an event for a stream's framer only, never sent: what a new chunk says that
@@ -399,6 +400,21 @@ def recorded(raw: Any, api: str) -> Any:
     if raw.__class__ in (tuple, list) and len(raw) == 2 and raw[0] == api:
         return raw[1]
     return None
+
+
+def streamed(raws: Iterable[Any]) -> list[dict[str, Any]]:
+    """The JSON objects of the API's events that a stream's chunks were read from (their
+    `raw`s), in order and each once: the chunks a hook changed or made of one event keep
+    it, one it made anew has none. A wire's reader of a streamed answer's record reads
+    them (see `ANSWER_READERS`)."""
+    out: list[dict[str, Any]] = []
+    last: Any = None
+    for raw in raws:
+        event = raw is not last and isinstance(raw, Event) and raw.__class__ is not Made
+        if event and raw.data.__class__ is dict:
+            out.append(raw.data)
+        last = raw
+    return out
 
 
 def finish_in(reason: str | None, words: Mapping[str, str]) -> str | None:
