@@ -21,6 +21,7 @@ class Call:
     """
 
     __slots__ = (
+        "answered",
         "args",
         "extra",
         "fn",
@@ -44,6 +45,7 @@ class Call:
         self.form: Any = None  # the adapter's note of the form a stream's items came in
         self.seen: Any = None  # the chunk the adapter made last, in a stream
         self.made: Any = None  # (chunks, native): the last stream made, while unpulled
+        self.answered: str | None = None  # the model a whole answer streamed in its place names
 
     def release(self) -> None:
         """Let go of the views and streams once the call is over. `request.raw` points back

@@ -461,15 +461,18 @@ class ModelEngine(_Shared):
             f"{other} (a generator function of that kind streams too)"
         )
 
-    def _responded(self, response: ModelResponse, request: ModelRequest) -> Any:
-        """A whole answer given instead of the model's, as this call returns it."""
+    def _responded(self, response: ModelResponse, request: ModelRequest, call: Call) -> Any:
+        """A whole answer given instead of the model's, as this call returns it (a stream
+        made of it names its model, as the answer does, to the hooks at its end)."""
         if not request.stream:
             return response
+        call.answered = response.model
         return iter(self.adapter.respond_chunks(response, request))
 
-    async def _aresponded(self, response: ModelResponse, request: ModelRequest) -> Any:
+    async def _aresponded(self, response: ModelResponse, request: ModelRequest, call: Call) -> Any:
         if not request.stream:
             return response
+        call.answered = response.model
         chunks = self.adapter.respond_chunks(response, request)
 
         async def stream() -> AsyncIterator[Chunk]:
@@ -515,9 +518,10 @@ class ModelEngine(_Shared):
                     and isinstance(response, ModelResponse)
                     and response is not call.response  # not the model's own whole answer
                 ):
-                    response = self._responded(response, request)  # a wrap hook's whole answer
+                    # a wrap hook's whole answer
+                    response = self._responded(response, request, call)
             else:
-                response = self._responded(answered, request)
+                response = self._responded(answered, request, call)
             if not isinstance(response, ModelResponse):
                 stream = self._stream(ctx, request, response, call, parent)
                 next(stream)
@@ -616,7 +620,7 @@ class ModelEngine(_Shared):
             # read to its end: so is every stream the model opened in this call, also one a
             # wrap hook did not pass on (a retry's first, one it answered in place of)
             _close(source, call)
-            response = _response_of(received, natives, request)
+            response = _response_of(received, natives, request, call.answered)
             usage = run(self._stream_end, ctx, request, response, parent)
         except GeneratorExit:
             _close(source, call)
@@ -758,9 +762,9 @@ class ModelEngine(_Shared):
                     and isinstance(response, ModelResponse)
                     and response is not call.response  # not the model's own whole answer
                 ):
-                    response = await self._aresponded(response, request)
+                    response = await self._aresponded(response, request, call)
             else:
-                response = await self._aresponded(answered, request)
+                response = await self._aresponded(answered, request, call)
             if not isinstance(response, ModelResponse):
                 stream = self._astream(ctx, request, response, call, parent)
                 await stream.asend(None)
@@ -860,7 +864,7 @@ class ModelEngine(_Shared):
             await _aclose(source, call)  # read to its end: as in `_stream`
             token = current_var.set(ctx)
             try:
-                response = _response_of(received, natives, request)
+                response = _response_of(received, natives, request, call.answered)
                 usage = await self._astream_end(ctx, request, response, parent)
             finally:
                 current_var.reset(token)
@@ -933,15 +937,20 @@ class ModelEngine(_Shared):
 
 
 def _response_of(
-    received: list[Any] | None, natives: Natives | None, request: ModelRequest
+    received: list[Any] | None,
+    natives: Natives | None,
+    request: ModelRequest,
+    model: str | None = None,
 ) -> ModelResponse | None:
     """The response a stream delivered, when someone may look at it: assembled from its
-    chunks, or (a stream of native items) a view assembled on first use."""
+    chunks, or (a stream of native items) a view assembled on first use. It names `model`
+    (a whole answer's, streamed), else the request's."""
     if received is None:
         return None
+    model = model or request.model
     if natives is None:
-        return assemble(received, request.model)
-    made: ModelResponse = deferred_response(_assembled, (received, natives[1], request.model))
+        return assemble(received, model)
+    made: ModelResponse = deferred_response(_assembled, (received, natives[1], model))
     return made
 
 
