@@ -746,3 +746,24 @@ def test_a_function_annotated_iterable_may_return_a_list_it_streams() -> None:
     assert list(hw.model(words, use=[keep])(asked)) == ["one ", "two"]
     assert seen == ["one two"]
     assert [c["text"] for c in hw.model(pairs, use=[shout])(asked)] == ["A", "B"]
+
+
+def test_a_model_a_hook_unsets_is_removed_as_an_option_is() -> None:
+    """`request.replace(model=None)`: the function's default model, not a `None`, however
+    the caller gave it; a `model` with no default is a TypeError naming the function."""
+
+    @hw.before_model
+    def unset(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(model=None)
+
+    def llm(prompt: str, model: str = "default-model") -> str:
+        return model
+
+    def strict(prompt: str, model: str) -> str:
+        return model
+
+    assert hw.model(llm, use=[unset])("hi", model="m") == "default-model"
+    assert hw.model(llm, use=[unset])("hi", "m") == "default-model"
+    assert hw.model(llm, use=[unset])("hi") == "default-model"
+    with pytest.raises(TypeError, match=r"a hook removed the model, which .*strict .* no default"):
+        hw.model(strict, use=[unset])("hi", "m")

@@ -347,7 +347,9 @@ class FunctionAdapter(Adapter):
             kwargs[self.name] = value
         if self.form != "request":  # (a function taking the request reads `stream` itself)
             same_shape(request.stream, original)
-            if request.model != original.model:
+            if request.model is None and original.model is not None:
+                args = self._model_removed(args, kwargs)
+            elif request.model != original.model:
                 if not ("model" in self.accepts or self.var_kw):
                     raise TypeError(
                         f"a hook set the model to {request.model!r}, which {describe(self.fn)} "
@@ -364,6 +366,26 @@ class FunctionAdapter(Adapter):
             if request.options != original.options:
                 args = self._options_back(request.options, original.options, args, kwargs)
         return args, kwargs
+
+    def _model_removed(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        """The arguments without the model a hook unset (`request.model = None`), as without
+        an option it removed: the function's default takes its place, not a `None`."""
+        param = inspect.signature(self.fn).parameters.get("model")
+        if param is not None and param.default is param.empty:
+            raise TypeError(
+                f"a hook removed the model, which {describe(self.fn)} takes with no default; "
+                "give it another model instead"
+            )
+        at = self.model_index
+        if len(args) > at:
+            return (*args[:at], self.positional[at][1], *args[at + 1 :])
+        if "model" in self.bound:
+            raise TypeError(
+                f"a hook removed the model, which {describe(self.fn)} binds (a "
+                "functools.partial passes it whatever the call says); give it another one"
+            )
+        kwargs.pop("model", None)
+        return args
 
     def _options_back(
         self,
