@@ -294,6 +294,8 @@ def test_tool_cache_shares_results_through_the_server(redis_url: str, raw: Any) 
         ("localhost:6379", "x", ValueError, "expects a redis://, rediss:// or unix:// URL"),
         ("redis://h:6379/xyz", "x", ValueError, "the database 'xyz' is not a number"),
         ("redis://h", None, TypeError, "RedisStore(prefix=...) expects a str (got NoneType"),
+        # every key would fail in the encoder as it is sent, a bare UnicodeEncodeError
+        ("redis://h", "a\udc80", ValueError, "must be Unicode text: 'a\\udc80' holds the lone"),
     ],
 )
 def test_bad_arguments_are_refused_naming_them(

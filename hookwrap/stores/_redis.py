@@ -17,7 +17,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qs, unquote_plus, urlsplit, urlunsplit
 
-from ._base import Closing, check_key, check_ttl, dump
+from ._base import (
+    Closing,
+    _lone_surrogate,  # pyright: ignore[reportPrivateUsage]
+    check_key,
+    check_ttl,
+    dump,
+)
 
 if TYPE_CHECKING:
     import redis
@@ -71,6 +77,12 @@ class RedisStore(Closing):
         if not isinstance(prefix, str):
             raise TypeError(
                 f"RedisStore(prefix=...) expects a str (got {type(prefix).__name__}: {prefix!r})"
+            )
+        at = _lone_surrogate(prefix)
+        if at is not None:  # every key would fail as it is sent, in the encoder
+            raise ValueError(
+                f"RedisStore(prefix=...) must be Unicode text: {prefix!r} holds the lone "
+                f"surrogate {prefix[at]!r} at index {at}"
             )
         try:
             import redis
