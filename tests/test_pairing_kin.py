@@ -183,3 +183,53 @@ def test_a_tool_result_whose_id_a_hook_renamed_keeps_its_own_keys() -> None:
     client.messages.create(model="m", max_tokens=10, messages=conversation)
     sent = provider.requests[0].body["messages"][-1]["content"]
     assert sent == [result | {"tool_use_id": "t_1", "cache_control": CACHE}]
+
+
+@pytest.mark.parametrize("n", [40, 1200], ids=["short", "long"])
+def test_a_sliding_window_over_texts_a_redaction_made_alike(n: int) -> None:
+    """The oldest half dropped, every digit masked: the texts left tell the messages apart
+    no more, so their places do (the kept ones are the last ones); a long history weighs
+    only pairs near those places."""
+    conversation = [
+        {"role": ("user", "assistant")[k % 2], "content": f"turn {k}: order 55{k}", "metadata": k}
+        for k in range(n)
+    ]
+    got: list[Any] = []
+
+    @hw.before_model
+    def window_and_mask(request: hw.ModelRequest) -> hw.ModelRequest:
+        kept = request.messages[len(request.messages) // 2 :]
+        masked = [
+            m.replace(content="".join("#" if c.isdigit() else c for c in m.text)) for m in kept
+        ]
+        return request.replace(messages=masked)
+
+    def model(messages: list[dict[str, Any]]) -> str:
+        got.extend(messages)
+        return "ok"
+
+    hw.model(model, use=[window_and_mask])(conversation)
+    assert [m["metadata"] for m in got] == list(range(n // 2, n))
+
+
+def test_a_short_message_a_hook_appends_takes_nothing_of_one_it_took_out() -> None:
+    """Short texts share few words: none of a message's absent parts (no tool call id)
+    count as a word they share."""
+    conversation = [
+        {"role": "user", "content": "hi 1", "metadata": 1},
+        {"role": "assistant", "content": "sure 2", "metadata": 2},
+        {"role": "user", "content": "call 3", "metadata": 3},
+    ]
+    got: list[Any] = []
+
+    @hw.before_model
+    def keep_two_and_append(request: hw.ModelRequest) -> hw.ModelRequest:
+        kept = [m.replace(content=m.text[:-1] + "#") for m in request.messages[-2:]]
+        return request.replace(messages=[*kept, hw.Message.user("Be brief.")])
+
+    def model(messages: list[dict[str, Any]]) -> str:
+        got.extend(messages)
+        return "ok"
+
+    hw.model(model, use=[keep_two_and_append])(conversation)
+    assert [m.get("metadata") for m in got] == [2, 3, None]

@@ -710,15 +710,37 @@ def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) ->
             now = [j for j in range(j1, j2) if kin(new[j]) == key and found[j] is None]
             if len(was) == len(now):
                 ranked = list(zip(was, now, strict=True))
-            else:  # those that share few words are one a hook added and one it took out
-                scored = [(alike(i, j), i, j) for i in was for j in now]
-                ranked = [(i, j) for score, i, j in sorted(scored, key=_first) if score <= -0.1]
+            else:
+                ranked = _ranked(was, now, alike)
             for i, j in ranked:
                 if i not in taken and found[j] is None:
                     taken.add(i)
                     found[j] = i
     _selves(old, new, found)
     return found
+
+
+def _ranked(was: list[int], now: list[int], alike: Callable[[int, int], float]) -> list[Any]:
+    """The pairs of a changed run with more on one side, the most alike first (those that
+    share under a tenth of their words left out: one a hook added, one it took out). Of
+    pairs as alike (a redaction took out what told them apart), those nearest the places
+    the ends give first (a hook trimmed the oldest or put some first), then those the
+    starts give (it appended some). A long run weighs only pairs near those places, for a
+    cost that grows with the run, not its square."""
+    d = len(was) - len(now)
+    every = range(len(now))
+    long = len(was) * len(now) > 10**5
+    scored: list[tuple[float, int, int, int, int]] = []
+    for a, i in enumerate(was):
+        near = every
+        if long:  # those within 16 places of where the ends or the starts put it
+            ends = every[max(a - d - 16, 0) : max(a - d + 17, 0)]
+            near = sorted({*ends, *every[max(a - 16, 0) : a + 17]})
+        for b in near:
+            j = now[b]
+            scored.append((alike(i, j), abs(a - b - d), abs(a - b), i, j))
+    scored.sort()
+    return [(i, j) for score, _, _, i, j in scored if score <= -0.1]
 
 
 _WORD = re.compile(r"\w+|[^\w\s]")
@@ -732,8 +754,8 @@ def _words(item: object) -> frozenset[str]:
     if isinstance(text, str):
         calls = getattr(item, "tool_calls", ())
         ids = " ".join(f"{c.id} {c.name}" for c in calls)
-        found = frozenset(_WORD.findall(f"{text} {ids} {getattr(item, 'tool_call_id', '')}"))
-        if found - {"None"}:
+        found = frozenset(_WORD.findall(f"{text} {ids} {getattr(item, 'tool_call_id', '') or ''}"))
+        if found:
             return found
     return frozenset(_WORD.findall(repr(item)))
 
