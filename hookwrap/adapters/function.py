@@ -732,7 +732,7 @@ def _ranked(was: list[int], now: list[int], alike: Callable[[int, int], float]) 
     long = len(was) * len(now) > 10**5
     scored: list[tuple[float, int, int, int, int]] = []
     for a, i in enumerate(was):
-        near = every
+        near: Sequence[int] = every
         if long:  # those within 16 places of where the ends or the starts put it
             ends = every[max(a - d - 16, 0) : max(a - d + 17, 0)]
             near = sorted({*ends, *every[max(a - 16, 0) : a + 17]})
