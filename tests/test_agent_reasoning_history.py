@@ -359,3 +359,31 @@ def test_each_reasoning_item_goes_back_before_the_item_it_led_to(order: list[str
     hw.Agent(api.target(), tools=[add]).run("1+2?")
     sent = [item.get("id") for item in api.bodies[1]["input"][1:]][: len(made)]
     assert sent == [item["id"] for item in made]
+
+
+def test_the_reasoning_before_a_call_a_hook_took_out_goes_with_it() -> None:
+    """[rs0, fc0, rs1, fc1], a hook takes the first call out of the history: each call
+    keeps its own place (by its call id), and rs0, which led only to that call, goes
+    with it; rs1 stays before fc1."""
+    made = [
+        {"id": "rs_0", "type": "reasoning", "summary": [], "encrypted_content": "E0"},
+        {**FUNCTION_CALL, "id": "fc_0", "call_id": "call_0"},
+        {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "E1"},
+        {**FUNCTION_CALL, "id": "fc_1", "call_id": "call_1"},
+    ]
+
+    @hw.before_model
+    def forget_first_call(request: hw.ModelRequest) -> hw.ModelRequest:
+        kept = []
+        for m in request.messages:
+            if m.role == "assistant" and len(m.tool_calls) == 2:
+                m = m.replace(tool_calls=m.tool_calls[1:])
+            if m.tool_call_id != "call_0":
+                kept.append(m)
+        return request.replace(messages=kept)
+
+    api = Responses()
+    api.first = lambda: api.answer(made)  # type: ignore[method-assign]
+    hw.Agent(api.target(), tools=[add], use=[forget_first_call]).run("1+2?")
+    sent = [item.get("id") or item["type"] for item in api.bodies[1]["input"][1:]]
+    assert sent == ["rs_1", "fc_1", "function_call_output"]

@@ -286,23 +286,49 @@ def _splice(base: list[Any], kind: Callable[[Any], object], new: list[Any]) -> l
     """`new` in place of the modelled items of `base` (those of a `kind` not None): each in
     the place of the first one of its kind not taken yet, so that what the API put between
     them (a reasoning item before each function call) stays between them; one with no such
-    place goes after the one before it. The unmodelled items stay where they were."""
-    places: dict[object, list[int]] = {}
+    place goes after the one before it. The unmodelled items stay where they were, but for
+    those that led only to modelled items no new one took the place of (the reasoning
+    before a call a hook took out): they go with them."""
+    free: dict[object, list[int]] = {}  # the places of each kind, while no new item took them
     for k, item in enumerate(base):
         if (key := kind(item)) is not None:
-            places.setdefault(key, []).append(k)
-    last = min((k for ks in places.values() for k in ks), default=len(base))
+            free.setdefault(key, []).append(k)
+    last = min((ks[0] for ks in free.values()), default=len(base))
+
+    def take(key: object, alike: bool) -> int | None:
+        """The first free place of `key`, or (`alike`) of its type: a call a hook gave
+        another id takes the place of the one it stands for."""
+        ks = (
+            free.get(key)
+            if not alike
+            else min(
+                (ks for k, ks in free.items() if ks and _type_of(k) == _type_of(key)),
+                key=lambda ks: ks[0],
+                default=None,
+            )
+        )
+        return ks.pop(0) if ks else None
+
+    chosen = [take(kind(item), False) for item in new]
     at: dict[int, list[Any]] = {}
-    for item in new:
-        free = places.get(kind(item))
-        if free:
-            last = free.pop(0)
+    for item, place in zip(new, chosen, strict=True):
+        place = place if place is not None else take(kind(item), True)
+        last = place if place is not None else last
         at.setdefault(last, []).append(item)
+    gone = {k for ks in free.values() for k in ks}  # the places no new item took
     out: list[Any] = []
-    for k, item in enumerate(base):
-        if kind(item) is None:
-            out.append(item)
-        out.extend(at.pop(k, ()))
+    k = 0
+    while k < len(base):  # a run of unmodelled items, then the modelled ones they led to
+        lead = k
+        while k < len(base) and kind(base[k]) is None:
+            k += 1
+        ends = k
+        while k < len(base) and kind(base[k]) is not None:
+            k += 1
+        if ends == k or any(m not in gone for m in range(ends, k)):
+            out += base[lead:ends]
+        for m in range(lead, k):
+            out.extend(at.pop(m, ()))
     out.extend(at.pop(len(base), ()))
     return out
 
@@ -1073,7 +1099,20 @@ def _resp_render(message: Message, base: list[Any]) -> list[Any]:
             )
             for c in message.tool_calls
         ]
-    return _splice(base, _resp_type, items)
+    return _splice(base, _resp_place, items)
+
+
+def _type_of(key: object) -> object:
+    """The type part of a place's key (see `_resp_place`)."""
+    return key[0] if isinstance(key, tuple) else key  # pyright: ignore[reportUnknownVariableType]
+
+
+def _resp_place(item: Any) -> object:
+    """What an item's place is kept for (see `_splice`): its kind, and a call's own id."""
+    kind = _resp_type(item)
+    if kind == "function_call":
+        return kind, (_obj(item) or {}).get("call_id")
+    return kind
 
 
 def _resp_tool(item: Any) -> ToolSpec | None:
