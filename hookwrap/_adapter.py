@@ -47,11 +47,24 @@ class Call:
         self.made: Any = None  # (chunks, native): the last stream made, while unpulled
         self.answered: str | None = None  # the model a whole answer streamed in its place names
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Call:
+        """A copy of a view stands for the same call: the record is not a value to copy
+        (it holds the SDK's client, its locks and sockets)."""
+        return self
+
+    def __reduce__(self) -> tuple[Callable[[], None], tuple[()]]:
+        """A pickled view keeps its values, not the live call: its `raw` reads back as None."""
+        return _no_call, ()
+
     def release(self) -> None:
         """Let go of the views and streams once the call is over. `request.raw` points back
         here, so keeping them would leave a cycle (views, native answer, HTTP response)
         for the garbage collector, which is slow to find in a large heap."""
         self.request = self.response = self.result = self.extra = self.seen = self.made = None
+
+
+def _no_call() -> None:
+    return None
 
 
 _NOT_STREAMY = (str, bytes, bytearray, dict)
