@@ -166,7 +166,9 @@ def _usage_of(found: list[Usage]) -> Usage | None:
     return made
 
 
-def assemble(chunks: list[Chunk], model: str | None = None) -> ModelResponse:
+def assemble(
+    chunks: list[Chunk], model: str | None = None, sent: list[Any] | None = None
+) -> ModelResponse:
     """The response the caller received, rebuilt from the chunks delivered.
 
     It runs at the end of every stream with `after_model` or `on_usage` hooks, so the
@@ -182,7 +184,9 @@ def assemble(chunks: list[Chunk], model: str | None = None) -> ModelResponse:
     tool_calls: tuple[ToolCall, ...] = ()
     if not _TOOL_KINDS.isdisjoint(kinds):
         tool_calls = _tool_calls(c for c in chunks if c.kind in _TOOL_KINDS)
-    raws: list[Any] = list(filter(None, map(_RAW, chunks)))
+    # the answer's record is of what the API sent (`sent`: what the model gave before the
+    # `on_chunk` hooks, a reasoning text they dropped included), else of what they left
+    raws: list[Any] = list(filter(None, sent if sent is not None else map(_RAW, chunks)))
     raw = _native_answer(raws) if raws else None
     message = new_full_message("assistant", text, tool_calls, None, None, raw=raw)
     made: ModelResponse = new_response(
@@ -574,6 +578,9 @@ class ModelEngine(_Shared):
         direct, natives, source = self._source(chunks, call, False)
         # what the caller received, for the hooks at its end and the usage a run adds up
         received: list[Any] | None = [] if self.keep_chunks or not one_call else None
+        # what the model sent, for the answer's record: its chunks' `raw`s as they came,
+        # those the `on_chunk` hooks then changed or dropped too (see `assemble`)
+        sent: list[Any] | None = [] if received is not None and hooks else None
         # `run(next, source)` again and again, until its StopIteration ends the `map`
         step = cast("Callable[[Any, Iterator[Any]], Any]", run)
         pulled = map(step, itertools.repeat(next), itertools.repeat(source))
@@ -592,6 +599,8 @@ class ModelEngine(_Shared):
                 if not direct and chunk.__class__ is not Chunk:
                     raise self._not_a_chunk(chunk)
                 ctx.chunk_index = index
+                if sent is not None:
+                    sent.append(chunk.raw)
                 out: Any = run(on_chunk, hooks, chunk, ctx) if hooks else chunk
                 if out.__class__ is not Chunk and (out is DROP or not out):
                     # `hw.DROP`, or an expansion to nothing: what the chunk leaves goes on
@@ -620,7 +629,7 @@ class ModelEngine(_Shared):
             # read to its end: so is every stream the model opened in this call, also one a
             # wrap hook did not pass on (a retry's first, one it answered in place of)
             _close(source, call)
-            response = _response_of(received, natives, request, call.answered)
+            response = _response_of(received, natives, request, call.answered, sent)
             usage = run(self._stream_end, ctx, request, response, parent)
         except GeneratorExit:
             _close(source, call)
@@ -815,6 +824,7 @@ class ModelEngine(_Shared):
         direct, natives, source = self._source(chunks, call, True)
         # what the caller received, for the hooks at its end and the usage a run adds up
         received: list[Any] | None = [] if self.keep_chunks or not one_call else None
+        sent: list[Any] | None = [] if received is not None and hooks else None  # (see `_stream`)
         index = 0
         try:
             yield _PRIMED
@@ -830,6 +840,8 @@ class ModelEngine(_Shared):
                         raise self._not_a_chunk(chunk)
                     ctx.chunk_index = index
                     index += 1
+                    if sent is not None:
+                        sent.append(chunk.raw)
                     out: Any = await on_chunk_async(hooks, chunk, ctx) if hooks else chunk
                 finally:
                     current_var.reset(token)
@@ -864,7 +876,7 @@ class ModelEngine(_Shared):
             await _aclose(source, call)  # read to its end: as in `_stream`
             token = current_var.set(ctx)
             try:
-                response = _response_of(received, natives, request, call.answered)
+                response = _response_of(received, natives, request, call.answered, sent)
                 usage = await self._astream_end(ctx, request, response, parent)
             finally:
                 current_var.reset(token)
@@ -941,15 +953,17 @@ def _response_of(
     natives: Natives | None,
     request: ModelRequest,
     model: str | None = None,
+    sent: list[Any] | None = None,
 ) -> ModelResponse | None:
     """The response a stream delivered, when someone may look at it: assembled from its
     chunks, or (a stream of native items) a view assembled on first use. It names `model`
-    (a whole answer's, streamed), else the request's."""
+    (a whole answer's, streamed), else the request's; `sent` are the `raw`s of what the
+    model sent, when hooks took some of it out (see `assemble`)."""
     if received is None:
         return None
     model = model or request.model
     if natives is None:
-        return assemble(received, model)
+        return assemble(received, model, sent)
     made: ModelResponse = deferred_response(_assembled, (received, natives[1], model))
     return made
 

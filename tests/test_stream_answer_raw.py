@@ -435,8 +435,12 @@ def test_a_stream_whose_closing_event_a_hook_dropped_records_its_items() -> None
 
 
 @pytest.mark.parametrize("make", PROVIDERS, ids=IDS)
-def test_a_stream_of_chunks_hooks_made_has_no_record(make: Callable[[], Provider]) -> None:
-    """Every chunk replaced by a new one: no event of the API's is left to read."""
+def test_a_stream_whose_chunks_hooks_all_replaced_keeps_what_the_api_sent(
+    make: Callable[[], Provider],
+) -> None:
+    """Every chunk replaced by a new one: the record is still of what the API sent (as a
+    whole answer's is, whatever `after_model` made of it); the message's own fields are
+    written over it."""
 
     @hw.on_chunk
     def anew(chunk: hw.Chunk) -> hw.Chunk:
@@ -446,8 +450,7 @@ def test_a_stream_of_chunks_hooks_made_has_no_record(make: Callable[[], Provider
     seen: list[hw.Message] = []
     agent = Agent(provider.target(False), tools=[add], use=[anew, _recorder(seen)])
     _stream(agent, False)
-    assert seen
-    assert seen[0].raw is None
+    assert seen[0].raw == (provider.tag, provider.record())
 
 
 @MODES
@@ -482,4 +485,23 @@ def test_a_stream_closed_early_records_nothing(
     result = _stream(agent, is_async)
     assert result.status == "finished"
     assert seen[0].raw == (provider.tag, provider.record())
+    assert provider.turn(provider.bodies[1]) == provider.expected(TEXT)
+
+
+@hw.on_chunk
+def hide_reasoning(chunk: hw.Chunk) -> Any:
+    """As docs/hooks/on-chunk.md shows it: the caller never sees the reasoning."""
+    return hw.DROP if chunk.kind == "reasoning" else None
+
+
+@MODES
+@pytest.mark.parametrize("make", PROVIDERS, ids=IDS)
+def test_reasoning_a_hook_hid_from_the_caller_goes_back_whole(
+    make: Callable[[], Provider], is_async: bool
+) -> None:
+    """The record holds what the API sent, the thinking text a hook dropped included: a
+    thinking block's signature is of its whole text, which the API checks."""
+    provider = make()
+    agent = Agent(provider.target(is_async), tools=[add], use=[hide_reasoning])
+    assert _stream(agent, is_async).status == "finished"
     assert provider.turn(provider.bodies[1]) == provider.expected(TEXT)
