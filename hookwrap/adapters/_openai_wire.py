@@ -296,22 +296,25 @@ def _splice(base: list[Any], kind: Callable[[Any], object], new: list[Any]) -> l
     last = min((ks[0] for ks in free.values()), default=len(base))
 
     def take(key: object, alike: bool) -> int | None:
-        """The first free place of `key`, or (`alike`) of its type: a call a hook gave
-        another id takes the place of the one it stands for."""
-        ks = (
-            free.get(key)
-            if not alike
-            else min(
-                (ks for k, ks in free.items() if ks and _type_of(k) == _type_of(key)),
-                key=lambda ks: ks[0],
-                default=None,
-            )
-        )
-        return ks.pop(0) if ks else None
+        """The first free place of `key` (or, `alike`, of its type: a call a hook gave
+        another id takes the place of the one it stands for) not before `last`, so that
+        the new items keep their order."""
+        found = [
+            (k, ks)
+            for key2, ks in free.items()
+            if (key2 == key or (alike and _type_of(key2) == _type_of(key)))
+            for k in ks
+            if k >= last
+        ]
+        if not found:
+            return None
+        k, ks = min(found, key=lambda pair: pair[0])
+        ks.remove(k)
+        return k
 
-    chosen = [take(kind(item), False) for item in new]
     at: dict[int, list[Any]] = {}
-    for item, place in zip(new, chosen, strict=True):
+    for item in new:
+        place = take(kind(item), False)
         place = place if place is not None else take(kind(item), True)
         last = place if place is not None else last
         at.setdefault(last, []).append(item)

@@ -673,10 +673,11 @@ def _selves(old: Sequence[object], new: Sequence[object], found: list[int | None
 def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) -> list[int | None]:
     """For each new item, the index of the old one it stands for (None: a hook added it).
     Unchanged ones pair by a diff (edits are local), then one a hook only moved with itself.
-    In a run of changed ones, those of a kind (a message's role, a part's type) pair in
-    order when the run holds as many on each side, else the most alike first (by the words
-    of their texts, a tenth of them shared at least): a system prompt a hook puts before a
-    changed one, or a message it appends where it took others out, takes nothing of them."""
+    In a run of changed ones, those of a kind (a message's role, a part's type) pair the
+    most alike first (by the words of their texts, a tenth of them shared at least), then,
+    where the run holds as many on each side, those left in their places: a system prompt
+    a hook puts before a changed one, or a message it appends where it took others out,
+    takes nothing of them, and a message a hook rewrote is still itself."""
     # only once a hook changed messages: `import hookwrap` stays light
     from ._wire import diff_runs, moved
 
@@ -708,10 +709,9 @@ def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) ->
         for key in {kin(x) for x in new[j1:j2]}:
             was = [i for i in range(i1, i2) if kin(old[i]) == key and i not in taken]
             now = [j for j in range(j1, j2) if kin(new[j]) == key and found[j] is None]
-            if len(was) == len(now):
-                ranked = list(zip(was, now, strict=True))
-            else:
-                ranked = _ranked(was, now, alike)
+            ranked = _ranked(was, now, alike)
+            if len(was) == len(now):  # then each in its own place: a hook rewrote it
+                ranked += zip(was, now, strict=True)
             for i, j in ranked:
                 if i not in taken and found[j] is None:
                     taken.add(i)
@@ -721,8 +721,8 @@ def _pairs(old: Sequence[_T], new: Sequence[_T], kin: Callable[[_T], object]) ->
 
 
 def _ranked(was: list[int], now: list[int], alike: Callable[[int, int], float]) -> list[Any]:
-    """The pairs of a changed run with more on one side, the most alike first (those that
-    share under a tenth of their words left out: one a hook added, one it took out). Of
+    """The pairs of a changed run, the most alike first (those that share under a tenth
+    of their words left out: one a hook added, one it took out). Of
     pairs as alike (a redaction took out what told them apart), those nearest the places
     the ends give first (a hook trimmed the oldest or put some first), then those the
     starts give (it appended some). A long run weighs only pairs near those places, for a
