@@ -226,6 +226,8 @@ def _tool_calls(chunks: Iterable[Chunk]) -> tuple[ToolCall, ...]:
                 key = object()
         elif index is not None and index in started:
             key = started[index]
+        elif index is not None and c.kind == "tool_call_args":
+            continue  # the input of a block no call opened (an Anthropic server tool's)
         elif c.kind == "tool_call_start" or key is None:
             key = object()  # a call of its own, though it has no id
         entry = calls.get(key)

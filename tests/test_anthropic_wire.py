@@ -705,16 +705,23 @@ def test_a_changed_chunk_rewrites_its_own_event() -> None:
 
 
 def test_a_tool_use_start_with_its_input_carries_the_arguments() -> None:
-    event = block(
-        0, {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"q": "x"}}
-    )
+    event = block(0, {"type": "tool_use", "id": "t1", "name": "f", "input": {"q": "x"}})
     chunk = W.chunk(event)
-    assert chunk == Chunk("tool_call_start", '{"q": "x"}', "s1", "web_search", value=0)
-    assert assemble([chunk]).message.tool_calls == (ToolCall("s1", "web_search", {"q": "x"}),)
+    assert chunk == Chunk("tool_call_start", '{"q": "x"}', "t1", "f", value=0)
+    assert assemble([chunk]).message.tool_calls == (ToolCall("t1", "f", {"q": "x"}),)
     [out] = W.write_chunk(chunk.replace(text='{"q": "y"}'), START)
     assert out.data["content_block"]["input"] == {"q": "y"}
-    assert out.data["content_block"]["type"] == "server_tool_use"
     EVENTS.validate_python(out.data)
+
+
+def test_a_server_tool_block_is_no_tool_call() -> None:
+    """As in a whole answer, where its blocks stay in `raw` only: its start is a custom
+    chunk, and its input deltas belong to no call."""
+    start = block(0, {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}})
+    chunks = [W.chunk(start), W.chunk(delta(0, type="input_json_delta", partial_json="{}"))]
+    assert (chunks[0].kind, chunks[0].name) == ("custom", "anthropic.content_block_start")
+    assert assemble(chunks).message.tool_calls == ()
+    assert W.write_chunk(chunks[0], START) == [start]
 
 
 def test_a_text_block_start_with_text_is_a_text_chunk() -> None:

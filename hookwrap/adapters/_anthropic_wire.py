@@ -744,7 +744,7 @@ class _Framer(Framer):
         self, index: Any, btype: str, block: dict[str, Any], out: list[Event], api: bool
     ) -> None:
         self._close_block(out)
-        if btype.endswith("tool_use"):
+        if btype == "tool_use":  # not a server tool's: the API ran it, the turn may end
             self.tools = True
             block["id"] = block.get("id") or _new_id("toolu_")
         self.block = (index, btype)
@@ -837,14 +837,15 @@ class MessagesWire(Wire):
     the `stop_reason` as is.
 
     Stream events, one chunk each: `text_delta` → ``text``; `thinking_delta` →
-    ``reasoning``; a `*tool_use` block start (server tools too: their input deltas need a
-    call to belong to) → ``tool_call_start``, with its input as text if it has one;
-    `input_json_delta` → ``tool_call_args`` (the delta has no id: both carry the block
-    index in `value`, by which the adapter fills the id in from the start); `message_start` →
+    ``reasoning``; a `tool_use` block start → ``tool_call_start``, with its input as text
+    if it has one; `input_json_delta` → ``tool_call_args`` (the delta has no id: both carry
+    the block index in `value`, by which the adapter fills the id in from the start; one
+    in a server tool's block, whose start opened no call, belongs to none); `message_start` →
     ``usage`` (input tokens); `message_delta` → ``finish`` (`stop_reason` and cumulative
     usage); anything else, `content_block_stop` included (its event does not say the block
     was a tool call), → ``custom`` named ``anthropic.<type>`` with the event's data as
-    `value`.
+    `value`: a server tool's blocks (`server_tool_use`, `web_search_tool_result`, …) too,
+    which stay out of the tool calls as in a whole answer.
     """
 
     __slots__ = ()
@@ -1017,7 +1018,7 @@ class MessagesWire(Wire):
         elif kind == "content_block_start":
             block = _map(data.get("content_block"))
             btype = block.get("type")
-            if isinstance(btype, str) and btype.endswith("tool_use"):  # server tools too
+            if btype == "tool_use":  # a server tool's block is no call: a custom chunk
                 call_id, name, args = block.get("id"), block.get("name"), block.get("input")
                 return Chunk(
                     "tool_call_start",
