@@ -491,6 +491,8 @@ class ModelEngine(_Shared):
 
     def call(self, wrapped: Callable[..., Any], instance: Any, args: Any, kwargs: Any) -> Any:
         parent = current_var.get()
+        if parent is not None and parent._run is not None and parent._run.ending:  # pyright: ignore[reportPrivateUsage]
+            parent = None  # a call a terminal hook or deferred work makes: a run of its own
         if parent is None and not self.lifecycle:  # `_open`, inline on the hottest path
             ctx: RunContext[Any] = RunContext(None, "before_model")
         else:
@@ -743,6 +745,8 @@ class ModelEngine(_Shared):
         cancelled: str = "cancelled",
     ) -> Any:
         parent = current_var.get()
+        if parent is not None and parent._run is not None and parent._run.ending:  # pyright: ignore[reportPrivateUsage]
+            parent = None  # a call a terminal hook or deferred work makes: a run of its own
         ctx = self._open(parent, "before_model")
         token = current_var.set(ctx)
         call = stream = None
@@ -1211,6 +1215,8 @@ class ToolEngine(_Shared):
 
     def run(self, call: ToolCall) -> Any:
         parent = current_var.get()
+        if parent is not None and parent._run is not None and parent._run.ending:  # pyright: ignore[reportPrivateUsage]
+            parent = None  # a call a terminal hook or deferred work makes: a run of its own
         ctx = _tool_context(self._open(parent, "before_tool"), parent, call)
         if self.instance is not None:
             ctx._bound = self.instance  # pyright: ignore[reportPrivateUsage]
@@ -1258,6 +1264,8 @@ class ToolEngine(_Shared):
 
     async def arun(self, call: ToolCall) -> Any:
         parent = current_var.get()
+        if parent is not None and parent._run is not None and parent._run.ending:  # pyright: ignore[reportPrivateUsage]
+            parent = None  # a call a terminal hook or deferred work makes: a run of its own
         ctx = _tool_context(self._open(parent, "before_tool"), parent, call)
         if self.instance is not None:
             ctx._bound = self.instance  # pyright: ignore[reportPrivateUsage]

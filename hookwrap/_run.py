@@ -117,6 +117,7 @@ class RunState:
         "context",
         "decisions",
         "deferred",
+        "ending",
         "events",
         "is_async",
         "iteration",
@@ -138,6 +139,8 @@ class RunState:
         self._id = run_id  # given when a run is resumed; else made on first read
         self.one_call = one_call  # made for one call outside `hw.run()` and any agent
         self.agent = False  # an `hw.Agent`'s run
+        # its terminal hooks and deferred work run: a call they make is a run of its own
+        self.ending = False
         self.context = context
         self.state = State()
         self.decisions: dict[str, Any] = {}
@@ -370,6 +373,9 @@ def _terminal_error(
     raised: list[BaseException],
 ) -> None:
     if kind == "on_finish":
+        if raised:  # the first goes on; the others are noted on it
+            add_note(raised[0], f"{hook.label} failed too: {exc!r}")
+            return
         add_note(exc, hook.note())
         raised.append(exc)
     else:
@@ -391,6 +397,7 @@ def finish_sync(
     selected = ordered(hooks, kind)
     raised: list[BaseException] = []
     ctx.phase = "finished"
+    run.ending = True
     if selected:
         info = _info(run, error, usage)
         for hook in selected:
@@ -416,6 +423,8 @@ async def finish_async(
     selected = ordered(hooks, kind)
     raised: list[BaseException] = []
     ctx.phase = "finished"
+    run.ending = True
+    cancelled: asyncio.CancelledError | None = None
     if selected:
         info = _info(run, error, usage)
         for hook in selected:
@@ -427,7 +436,11 @@ async def finish_async(
                     abort_if(result)
             except Exception as exc:
                 _terminal_error(kind, hook, exc, error, raised)
+            except asyncio.CancelledError as exc:  # the others still run, and the deferred
+                cancelled = cancelled or exc
     await _run_deferred_async(run)
+    if cancelled is not None:
+        raise cancelled
     if raised:
         raise raised[0]
 
@@ -513,7 +526,14 @@ class run(Generic[T]):
 
     def _close(self) -> None:
         assert self._token is not None
-        current_var.reset(self._token)
+        try:
+            current_var.reset(self._token)
+        except ValueError:
+            # closed in another context than it was opened in (a generator holding it,
+            # closed from another thread or task): that context's run is its own to end,
+            # and the ended run stays current only where it was opened, where a call made
+            # now is a run of its own (see `RunState.ending`)
+            pass
 
     def __enter__(self) -> RunContext[T]:
         ctx, fresh = self._open(False)
@@ -527,8 +547,10 @@ class run(Generic[T]):
     def __exit__(self, exc_type: Any, exc: BaseException | None, tb: Any) -> None:
         ctx = self._ctx
         assert ctx is not None
-        if exc is not None and not isinstance(exc, Exception):
-            exc = Aborted("cancelled") if isinstance(exc, asyncio.CancelledError) else exc
+        if isinstance(exc, asyncio.CancelledError):
+            exc = Aborted("cancelled")
+        elif isinstance(exc, GeneratorExit):  # a generator it is in, closed early
+            exc = Aborted("closed by consumer")
         try:  # the run stays current while its terminal hooks run
             finish_sync(ctx.run, ctx.run.terminal, ctx, exc)
         finally:
@@ -548,6 +570,8 @@ class run(Generic[T]):
         assert ctx is not None
         if isinstance(exc, asyncio.CancelledError):
             reported: BaseException | None = Aborted("cancelled")
+        elif isinstance(exc, GeneratorExit):
+            reported = Aborted("closed by consumer")
         else:
             reported = exc
         try:  # the run stays current while its terminal hooks run

@@ -1216,3 +1216,119 @@ def test_on_start_hooks_see_the_init_phase(shape: str) -> None:
     else:
         asyncio.run(hw.model(allm, use=[started, before])("hi"))
     assert phases == ["init", "before_model"]
+
+
+# -- the end of a run --------------------------------------------------------------------------
+
+
+def test_a_call_a_terminal_hook_or_deferred_work_makes_is_a_run_of_its_own() -> None:
+    """The run is ending: a call its `on_finish` or deferred work makes cannot join it
+    (its terminal hooks were chosen already), so it ends itself, with its own terminal
+    hook, exactly one."""
+    log: list[Any] = []
+
+    @hw.on_finish
+    def judged(info: hw.FinishInfo) -> None:
+        log.append("judge on_finish")
+
+    judge = hw.model(lambda messages: "8/10", use=[judged])
+
+    @hw.on_finish
+    def report(info: hw.FinishInfo) -> None:
+        log.append(("report", judge([{"role": "user", "content": "q"}])))
+
+    with hw.run(use=[report]) as run:
+        run.defer(lambda: log.append(("deferred", judge([{"role": "user", "content": "q"}]))))
+    assert log == ["judge on_finish", ("report", "8/10"), "judge on_finish", ("deferred", "8/10")]
+
+
+def test_cancelled_in_an_async_on_finish_the_others_and_deferred_work_still_run() -> None:
+    log: list[str] = []
+
+    @hw.on_finish
+    async def flush(info: hw.FinishInfo) -> None:
+        log.append("flush start")
+        await asyncio.sleep(10)
+
+    @hw.on_finish
+    def audit(info: hw.FinishInfo) -> None:
+        log.append("audit")
+
+    async def main() -> None:
+        async with hw.run(use=[flush, audit]) as run:
+            run.defer(lambda: log.append("deferred"))
+
+    async def cancel_soon() -> None:
+        task = asyncio.ensure_future(main())
+        while "flush start" not in log:
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_soon())
+    assert log == ["flush start", "audit", "deferred"]
+
+
+def test_a_run_in_a_generator_closed_early_ends_closed_by_consumer() -> None:
+    seen: list[Any] = []
+
+    @hw.on_abort
+    def aborted(info: hw.FinishInfo) -> None:
+        seen.append(info.reason)
+
+    def words() -> Iterator[str]:
+        with hw.run(use=[aborted]):
+            yield "a"
+            yield "b"
+
+    stream = words()
+    assert next(stream) == "a"
+    stream.close()
+    assert seen == ["closed by consumer"]
+
+
+def test_a_run_closed_in_another_context_ends_once_and_raises_nothing() -> None:
+    """A generator holding the run, closed from another thread: its terminal hook runs,
+    and a call made afterwards where it was opened is a run of its own."""
+    ended: list[str] = []
+
+    @hw.on_abort
+    def aborted(info: hw.FinishInfo) -> None:
+        ended.append(info.run_id)
+
+    def words() -> Iterator[str]:
+        with hw.run(use=[aborted]):
+            yield "a"
+            yield "b"
+
+    @hw.on_finish
+    def finished(info: hw.FinishInfo) -> None:
+        ended.append("own run")
+
+    here = contextvars.copy_context()  # where it is opened: the ended run stays current
+    stream = words()
+    here.run(next, stream)
+    closer = threading.Thread(target=stream.close)
+    closer.start()
+    closer.join()
+    assert len(ended) == 1
+    assert here.run(hw.model(lambda prompt: "ok", use=[finished]), "hi") == "ok"
+    assert ended[1:] == ["own run"]
+
+
+def test_a_second_on_finish_error_is_noted_on_the_first() -> None:
+    first, second = ValueError("first"), KeyError("second")
+
+    @hw.on_finish
+    def one(info: hw.FinishInfo) -> None:
+        raise first
+
+    @hw.on_finish
+    def two(info: hw.FinishInfo) -> None:
+        raise second
+
+    with pytest.raises(ValueError) as caught, hw.run(use=[one, two]):
+        pass
+    assert caught.value is first
+    assert any("failed too: KeyError('second')" in note for note in first.__notes__)
