@@ -517,7 +517,10 @@ class run(Generic[T]):
 
     def _open(self, is_async: bool) -> tuple[RunContext[T], list[Hook]]:
         if self._ctx is not None:
-            raise RuntimeError("this hw.run() is already open; create a new one per run")
+            done = self._ctx.run.ending
+            raise RuntimeError(
+                f"this hw.run() is {'over' if done else 'already open'}; create a new one per run"
+            )
         ctx: RunContext[T] = RunContext(RunState(self.context, is_async), "init")
         fresh = ctx.run.join(self._hooks)
         self._ctx = ctx

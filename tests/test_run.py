@@ -1332,3 +1332,11 @@ def test_a_second_on_finish_error_is_noted_on_the_first() -> None:
         pass
     assert caught.value is first
     assert any("failed too: KeyError('second')" in note for note in first.__notes__)
+
+
+def test_a_run_used_again_after_it_ended_says_it_is_over() -> None:
+    run = hw.run()
+    with run:
+        pass
+    with pytest.raises(RuntimeError, match=r"this hw.run\(\) is over; create a new one per run"):
+        run.__enter__()

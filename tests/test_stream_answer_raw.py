@@ -505,3 +505,16 @@ def test_reasoning_a_hook_hid_from_the_caller_goes_back_whole(
     agent = Agent(provider.target(is_async), tools=[add], use=[hide_reasoning])
     assert _stream(agent, is_async).status == "finished"
     assert provider.turn(provider.bodies[1]) == provider.expected(TEXT)
+
+
+def test_a_gemini_stream_whose_first_object_holds_only_usage_is_recorded() -> None:
+    from hookwrap.adapters._google_wire import _streamed_answer  # pyright: ignore[reportPrivateUsage]
+    from hookwrap.adapters._wire import Event
+
+    part = {"text": "Let me add.", "thoughtSignature": "U0E="}
+    objects = [
+        {"usageMetadata": {"promptTokenCount": 3}},
+        {"candidates": [{"content": {"role": "model", "parts": [part]}, "index": 0}]},
+    ]
+    record = _streamed_answer([Event("", data) for data in objects])
+    assert record == ("google.models", {"role": "model", "parts": [part]})

@@ -1257,8 +1257,8 @@ def _streamed_answer(raws: list[Any]) -> tuple[str, Mapping[str, Any]] | None:
     the text part before it of its kind (thought or not), the signature it may carry with
     it (a stream may send one on an empty part after the text), unless both are signed;
     every other part (a function call, its signature with it) stays as it came."""
-    first = raws[0]
-    if not isinstance(first, Event) or "candidates" not in _map(first.data):
+    # Gemini's: an object with candidates (the first may hold only usage)
+    if not any(isinstance(raw, Event) and "candidates" in _map(raw.data) for raw in raws):
         return None
     content: dict[str, Any] | None = None  # the candidate's content, its parts aside
     runs: list[tuple[Mapping[str, Any], list[str] | None]] = []  # a part, its text pieces
