@@ -13,12 +13,24 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from native_turns import (
+    CALL_PART,
+    FUNCTION_CALL,
+    HTTPX,
+    REASONING,
+    REDACTED,
+    TEXT,
+    THINK,
+    THOUGHT,
+    TOOL_USE,
+    add,
+    output_message,
+)
 
 import hookwrap as hw
 from hookwrap import Agent
@@ -28,22 +40,6 @@ from hookwrap.stores import SQLiteStore
 anthropic = pytest.importorskip("anthropic")
 openai = pytest.importorskip("openai")
 genai = pytest.importorskip("google.genai")
-
-# what the SDKs are built on: httpx2, or httpx for older releases
-HTTPX: Any = next(
-    sys.modules[root]
-    for cls in anthropic.DefaultHttpxClient.__mro__
-    if (root := cls.__module__.partition(".")[0]) in ("httpx", "httpx2")
-)
-
-TEXT = "Let me add 42."
-REDACTED = "Let me add [x]."
-
-
-@hw.tool
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
 
 
 @hw.before_model
@@ -89,15 +85,6 @@ class Provider:
     foreign: tuple[str, Any] = ("", None)
 
 
-THINK: dict[str, Any] = {"type": "thinking", "thinking": "I should add.", "signature": "SIG123"}
-TOOL_USE: dict[str, Any] = {
-    "type": "tool_use",
-    "id": "toolu_1",
-    "name": "add",
-    "input": {"a": 1, "b": 2},
-}
-
-
 class Anthropic(Provider):
     def target(self, is_async: bool = False) -> Any:
         transport = HTTPX.MockTransport(self.handle)
@@ -140,32 +127,6 @@ class Anthropic(Provider):
     foreign = ("anthropic.messages", [{**THINK, "signature": "FOREIGN"}, TOOL_USE])
 
 
-REASONING: dict[str, Any] = {
-    "id": "rs_1",
-    "type": "reasoning",
-    "summary": [],
-    "encrypted_content": "ENC",
-}
-FUNCTION_CALL: dict[str, Any] = {
-    "id": "fc_1",
-    "type": "function_call",
-    "call_id": "toolu_1",
-    "name": "add",
-    "arguments": '{"a": 1, "b": 2}',
-    "status": "completed",
-}
-
-
-def output_message(text: str) -> dict[str, Any]:
-    return {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "status": "completed",
-        "content": [{"type": "output_text", "text": text, "annotations": []}],
-    }
-
-
 class Responses(Provider):
     def target(self, is_async: bool = False) -> Any:
         http = openai.DefaultHttpxClient(transport=HTTPX.MockTransport(self.handle))
@@ -202,13 +163,6 @@ class Responses(Provider):
         return [REASONING, output_message(text), FUNCTION_CALL]
 
     foreign = ("openai.responses", [{**REASONING, "encrypted_content": "FOREIGN"}])
-
-
-THOUGHT: dict[str, Any] = {"text": "I should add.", "thought": True}
-CALL_PART: dict[str, Any] = {
-    "functionCall": {"name": "add", "args": {"a": 1, "b": 2}},
-    "thoughtSignature": "U0lH",
-}
 
 
 class Gemini(Provider):
