@@ -53,7 +53,8 @@ current_var: ContextVar[RunContext[Any] | None] = ContextVar("hookwrap.run", def
 def current() -> RunContext[Any]:
     """The `RunContext` of the run in progress; `LookupError` outside any run."""
     ctx = current_var.get()
-    if ctx is None:
+    # (a run that ended where it was not opened stays set there: it is over all the same)
+    if ctx is None or (ctx._run is not None and ctx._run.ended):  # pyright: ignore[reportPrivateUsage]
         raise LookupError(
             "hw.current() was called outside a run: call it from a hook, from code a "
             "wrapped call runs, or inside `with hw.run():`"
@@ -117,6 +118,7 @@ class RunState:
         "context",
         "decisions",
         "deferred",
+        "ended",
         "ending",
         "events",
         "is_async",
@@ -141,6 +143,7 @@ class RunState:
         self.agent = False  # an `hw.Agent`'s run
         # its terminal hooks and deferred work run: a call they make is a run of its own
         self.ending = False
+        self.ended = False  # and they ran
         self.context = context
         self.state = State()
         self.decisions: dict[str, Any] = {}
@@ -408,6 +411,7 @@ def finish_sync(
             except Exception as exc:
                 _terminal_error(kind, hook, exc, error, raised)
     _run_deferred_sync(run)
+    run.ended = True
     if raised:
         raise raised[0]
 
@@ -439,6 +443,7 @@ async def finish_async(
             except asyncio.CancelledError as exc:  # the others still run, and the deferred
                 cancelled = cancelled or exc
     await _run_deferred_async(run)
+    run.ended = True
     if cancelled is not None:
         raise cancelled
     if raised:

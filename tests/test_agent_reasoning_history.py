@@ -341,3 +341,28 @@ def test_the_reasoning_before_a_call_a_hook_took_out_goes_with_it() -> None:
     hw.Agent(api.target(), tools=[add], use=[forget_first_call]).run("1+2?")
     sent = [item.get("id") or item["type"] for item in api.bodies[1]["input"][1:]]
     assert sent == ["rs_1", "fc_1", "function_call_output"]
+
+
+def test_calls_a_hook_reordered_go_back_each_with_its_own_reasoning() -> None:
+    """The hook's order, each call right after the reasoning item that led to it."""
+    made = [
+        {"id": "rs_0", "type": "reasoning", "summary": [], "encrypted_content": "E0"},
+        {**FUNCTION_CALL, "id": "fc_0", "call_id": "call_0"},
+        {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "E1"},
+        {**FUNCTION_CALL, "id": "fc_1", "call_id": "call_1"},
+    ]
+
+    @hw.before_model
+    def reverse_calls(request: hw.ModelRequest) -> hw.ModelRequest:
+        return request.replace(
+            messages=[
+                m.replace(tool_calls=m.tool_calls[::-1]) if len(m.tool_calls) == 2 else m
+                for m in request.messages
+            ]
+        )
+
+    api = Responses()
+    api.first = lambda: api.answer(made)  # type: ignore[method-assign]
+    hw.Agent(api.target(), tools=[add], use=[reverse_calls]).run("1+2?")
+    sent = [item.get("id") for item in api.bodies[1]["input"][1:5]]
+    assert sent == ["rs_1", "fc_1", "rs_0", "fc_0"]

@@ -1313,6 +1313,8 @@ def test_a_run_closed_in_another_context_ends_once_and_raises_nothing() -> None:
     closer.start()
     closer.join()
     assert len(ended) == 1
+    with pytest.raises(LookupError):  # over, though still set there
+        here.run(hw.current)
     assert here.run(hw.model(lambda prompt: "ok", use=[finished]), "hi") == "ok"
     assert ended[1:] == ["own run"]
 

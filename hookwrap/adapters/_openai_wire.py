@@ -283,57 +283,41 @@ def _recorded(message: Message, api: str) -> list[Any]:
 
 
 def _splice(base: list[Any], kind: Callable[[Any], object], new: list[Any]) -> list[Any]:
-    """`new` in place of the modelled items of `base` (those of a `kind` not None): each in
-    the place of the first one of its kind not taken yet, so that what the API put between
-    them (a reasoning item before each function call) stays between them; one with no such
-    place goes after the one before it. The unmodelled items stay where they were, but for
-    those that led only to modelled items no new one took the place of (the reasoning
-    before a call a hook took out): they go with them."""
-    free: dict[object, list[int]] = {}  # the places of each kind, while no new item took them
+    """`new` in place of the modelled items of `base` (those of a `kind` not None), in
+    their own order. Unmodelled items go with the modelled items they led to (a reasoning
+    item before a call or message: the API wants it right before them), before the first
+    new item that takes one of their places: the one of its kind, else (a call a hook gave
+    another id) one of its type. Those that led only to items no new one stands for (a
+    call a hook took out) go with them; those after the last modelled item stay last."""
+    leads: list[list[Any]] = []  # the unmodelled items before each run of modelled ones
+    run_of: dict[int, int] = {}  # a modelled item's place -> its run
+    free: dict[object, list[int]] = {}  # the places of each kind no new item took yet
+    pending: list[Any] = []
     for k, item in enumerate(base):
-        if (key := kind(item)) is not None:
-            free.setdefault(key, []).append(k)
-    last = min((ks[0] for ks in free.values()), default=len(base))
+        key = kind(item)
+        if key is None:
+            pending.append(item)
+            continue
+        if pending or not leads:
+            leads.append(pending)
+            pending = []
+        run_of[k] = len(leads) - 1
+        free.setdefault(key, []).append(k)
 
-    def take(key: object, alike: bool) -> int | None:
-        """The first free place of `key` (or, `alike`, of its type: a call a hook gave
-        another id takes the place of the one it stands for) not before `last`, so that
-        the new items keep their order."""
-        found = [
-            (k, ks)
-            for key2, ks in free.items()
-            if (key2 == key or (alike and _type_of(key2) == _type_of(key)))
-            for k in ks
-            if k >= last
-        ]
-        if not found:
-            return None
-        k, ks = min(found, key=lambda pair: pair[0])
-        ks.remove(k)
-        return k
+    def take(key: object) -> int | None:
+        ks = free.get(key) or next(
+            (ks for k2, ks in free.items() if ks and _type_of(k2) == _type_of(key)), None
+        )
+        return ks.pop(0) if ks else None
 
-    at: dict[int, list[Any]] = {}
-    for item in new:
-        place = take(kind(item), False)
-        place = place if place is not None else take(kind(item), True)
-        last = place if place is not None else last
-        at.setdefault(last, []).append(item)
-    gone = {k for ks in free.values() for k in ks}  # the places no new item took
     out: list[Any] = []
-    k = 0
-    while k < len(base):  # a run of unmodelled items, then the modelled ones they led to
-        lead = k
-        while k < len(base) and kind(base[k]) is None:
-            k += 1
-        ends = k
-        while k < len(base) and kind(base[k]) is not None:
-            k += 1
-        if ends == k or any(m not in gone for m in range(ends, k)):
-            out += base[lead:ends]
-        for m in range(lead, k):
-            out.extend(at.pop(m, ()))
-    out.extend(at.pop(len(base), ()))
-    return out
+    for item in new:
+        place = take(kind(item))
+        if place is not None:
+            out += leads[run_of[place]]
+            leads[run_of[place]] = []
+        out.append(item)
+    return out + pending
 
 
 def _write_tools(
