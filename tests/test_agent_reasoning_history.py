@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -290,6 +290,25 @@ def test_a_record_that_is_no_json_data_is_left_out_of_the_checkpoint(tmp_path: P
     }
 
 
+def reasoning_item(n: int) -> dict[str, Any]:
+    return {"id": f"rs_{n}", "type": "reasoning", "summary": [], "encrypted_content": f"E{n}"}
+
+
+def call_item(n: int) -> dict[str, Any]:
+    return {**FUNCTION_CALL, "id": f"fc_{n}", "call_id": f"call_{n}"}
+
+
+TWO_CALLS = [reasoning_item(0), call_item(0), reasoning_item(1), call_item(1)]
+
+
+def sent_back(made: list[dict[str, Any]], use: Sequence[Any] = ()) -> list[Any]:
+    """The items after the user's of the second request, when the first answer was `made`."""
+    api = Responses()
+    api.first = lambda: api.answer(made)  # type: ignore[method-assign]
+    hw.Agent(api.target(), tools=[add], use=list(use)).run("1+2?")
+    return [item.get("id") or item["type"] for item in api.bodies[1]["input"][1:]]
+
+
 @pytest.mark.parametrize(
     "order",
     [["rs", "fc", "rs", "fc"], ["rs", "msg", "rs", "fc"], ["fc", "rs", "fc"]],
@@ -301,30 +320,15 @@ def test_each_reasoning_item_goes_back_before_the_item_it_led_to(order: list[str
     made: list[dict[str, Any]] = []
     for kind in order:
         n = sum(1 for m in made if m["type"].startswith(kind[0]))
-        if kind == "rs":
-            item = {"id": f"rs_{n}", "type": "reasoning", "summary": [], "encrypted_content": "E"}
-        elif kind == "fc":
-            item = {**FUNCTION_CALL, "id": f"fc_{n}", "call_id": f"call_{n}"}
-        else:
-            item = output_message(TEXT)
-        made.append(item)
-    api = Responses()
-    api.first = lambda: api.answer(made)  # type: ignore[method-assign]
-    hw.Agent(api.target(), tools=[add]).run("1+2?")
-    sent = [item.get("id") for item in api.bodies[1]["input"][1:]][: len(made)]
-    assert sent == [item["id"] for item in made]
+        make = {"rs": reasoning_item, "fc": call_item}.get(kind)
+        made.append(make(n) if make is not None else output_message(TEXT))
+    assert sent_back(made)[: len(made)] == [item["id"] for item in made]
 
 
 def test_the_reasoning_before_a_call_a_hook_took_out_goes_with_it() -> None:
     """[rs0, fc0, rs1, fc1], a hook takes the first call out of the history: each call
     keeps its own place (by its call id), and rs0, which led only to that call, goes
     with it; rs1 stays before fc1."""
-    made = [
-        {"id": "rs_0", "type": "reasoning", "summary": [], "encrypted_content": "E0"},
-        {**FUNCTION_CALL, "id": "fc_0", "call_id": "call_0"},
-        {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "E1"},
-        {**FUNCTION_CALL, "id": "fc_1", "call_id": "call_1"},
-    ]
 
     @hw.before_model
     def forget_first_call(request: hw.ModelRequest) -> hw.ModelRequest:
@@ -336,21 +340,11 @@ def test_the_reasoning_before_a_call_a_hook_took_out_goes_with_it() -> None:
                 kept.append(m)
         return request.replace(messages=kept)
 
-    api = Responses()
-    api.first = lambda: api.answer(made)  # type: ignore[method-assign]
-    hw.Agent(api.target(), tools=[add], use=[forget_first_call]).run("1+2?")
-    sent = [item.get("id") or item["type"] for item in api.bodies[1]["input"][1:]]
-    assert sent == ["rs_1", "fc_1", "function_call_output"]
+    assert sent_back(TWO_CALLS, [forget_first_call]) == ["rs_1", "fc_1", "function_call_output"]
 
 
 def test_calls_a_hook_reordered_go_back_each_with_its_own_reasoning() -> None:
     """The hook's order, each call right after the reasoning item that led to it."""
-    made = [
-        {"id": "rs_0", "type": "reasoning", "summary": [], "encrypted_content": "E0"},
-        {**FUNCTION_CALL, "id": "fc_0", "call_id": "call_0"},
-        {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "E1"},
-        {**FUNCTION_CALL, "id": "fc_1", "call_id": "call_1"},
-    ]
 
     @hw.before_model
     def reverse_calls(request: hw.ModelRequest) -> hw.ModelRequest:
@@ -361,8 +355,4 @@ def test_calls_a_hook_reordered_go_back_each_with_its_own_reasoning() -> None:
             ]
         )
 
-    api = Responses()
-    api.first = lambda: api.answer(made)  # type: ignore[method-assign]
-    hw.Agent(api.target(), tools=[add], use=[reverse_calls]).run("1+2?")
-    sent = [item.get("id") for item in api.bodies[1]["input"][1:5]]
-    assert sent == ["rs_1", "fc_1", "rs_0", "fc_0"]
+    assert sent_back(TWO_CALLS, [reverse_calls])[:4] == ["rs_1", "fc_1", "rs_0", "fc_0"]
