@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 import attrs
 
+from .._adapter import is_stream
 from .._hooks import (
     Middleware,
     after_agent,
@@ -126,9 +127,7 @@ def _received(kind: str, args: tuple[Any, ...]) -> str:
 
 def _answer(value: Any) -> str:
     """A hook's answer as a line shows it: a stream as such, not as the object reading it."""
-    if hasattr(value, "__next__") or hasattr(value, "__anext__"):
-        return "a stream"
-    return _short(value)
+    return "a stream" if is_stream(value) else _short(value)
 
 
 def _binary(out: object) -> bool:
