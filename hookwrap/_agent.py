@@ -41,6 +41,7 @@ from ._hooks import HookSpec, Middleware, describe
 from ._run import (
     RunContext,
     RunState,
+    asked,
     current_var,
     finish_async,
     finish_sync,
@@ -95,7 +96,7 @@ def interrupt(payload: Any = None, *, key: str | None = None) -> Any:
     ctx = current_var.get()
     if ctx is not None:
         decisions = ctx.decisions
-        wanted = ctx.call_id if key is None else key
+        wanted = asked(ctx) if key is None else key
         if wanted in decisions:
             return decisions[wanted]
     raise Interrupt(payload)

@@ -33,6 +33,7 @@ from ._onion import aguarded, as_call_next, build, build_async, guarded
 from ._run import (
     RunContext,
     RunState,
+    asked,
     current_var,
     finish_async,
     finish_sync,
@@ -66,7 +67,6 @@ from ._types import (
     Chunk,
     ModelRequest,
     ModelResponse,
-    Skip,
     ToolCall,
     ToolOutcome,
     Usage,
@@ -1009,9 +1009,17 @@ def _tool_context(
     """The context of tool call `call`: a call with the id of the one it runs in (an
     agent's call of a tool with hooks of its own) is that call, one layer in."""
     ctx._call_id = call.id  # pyright: ignore[reportPrivateUsage]
-    if parent is not None and parent._call_id == call.id:  # pyright: ignore[reportPrivateUsage]
-        ctx._call_state = parent.call_state  # pyright: ignore[reportPrivateUsage]
+    if parent is not None:
+        if parent._call_id == call.id:  # pyright: ignore[reportPrivateUsage]
+            ctx._call_state = parent.call_state  # pyright: ignore[reportPrivateUsage]
+        elif parent.phase in _IN_TOOL:
+            # a tool called from inside another is a call of its own, but `hw.interrupt`
+            # in it asks for the decision of the call the agent runs (the one it reports)
+            ctx._asked = asked(parent)  # pyright: ignore[reportPrivateUsage]
     return ctx
+
+
+_IN_TOOL = frozenset(("before_tool", "tool", "after_tool"))
 
 
 def _hooks_own(stream: Any, call: Call) -> bool:
@@ -1226,12 +1234,13 @@ class ToolEngine(_Shared):
                 fresh = ctx.run.join(self.chain)
                 if fresh:
                     start_sync(fresh, ctx)
-            planned = before_tool(self.before, call, ctx) if self.before else call
+            skip = None
+            if self.before:  # (after a `Skip`, `after_tool` sees the call as they left it)
+                call, skip = before_tool(self.before, call, ctx)
             start = time.perf_counter()
-            if isinstance(planned, Skip):
-                outcome = ToolOutcome(True, planned.result, None, 0.0)
+            if skip is not None:
+                outcome = ToolOutcome(True, skip.result, None, 0.0)
             else:
-                call = planned
                 ctx.phase = "tool"
                 try:
                     outcome = ToolOutcome(True, self.onion(call), None, time.perf_counter() - start)
@@ -1275,12 +1284,13 @@ class ToolEngine(_Shared):
                 fresh = ctx.run.join(self.chain)
                 if fresh:
                     await start_async(fresh, ctx)
-            planned = await before_tool_async(self.before, call, ctx) if self.before else call
+            skip = None
+            if self.before:  # (after a `Skip`, `after_tool` sees the call as they left it)
+                call, skip = await before_tool_async(self.before, call, ctx)
             start = time.perf_counter()
-            if isinstance(planned, Skip):
-                outcome = ToolOutcome(True, planned.result, None, 0.0)
+            if skip is not None:
+                outcome = ToolOutcome(True, skip.result, None, 0.0)
             else:
-                call = planned
                 ctx.phase = "tool"
                 try:
                     result = await self.onion(call)

@@ -191,8 +191,10 @@ class RunContext(Generic[C]):
     model or tool call: `phase`, `call_id`, `call_state`, `chunk_index`.
     """
 
-    # (`_bound`, left unset but by a call of a tool made of a bound method: see `bound_to`)
+    # (`_bound`, left unset but by a call of a tool made of a bound method: see `bound_to`;
+    # `_asked`, unset but in a tool called from inside another: see `_tool_context`)
     __slots__ = (
+        "_asked",
         "_async",
         "_bound",
         "_call_id",
@@ -204,6 +206,7 @@ class RunContext(Generic[C]):
     )
 
     _bound: Any
+    _asked: str | None
 
     def __init__(self, run: RunState | None, phase: Phase = "init", is_async: bool = False) -> None:
         self._run = run
@@ -298,6 +301,15 @@ class RunContext(Generic[C]):
 
 
 # -- lifecycle ------------------------------------------------------------------------------
+
+
+def asked(ctx: RunContext[Any]) -> str | None:
+    """The call id a decision for `hw.interrupt` in `ctx` is keyed by: its call's, or in a
+    tool called from inside another tool, that of the outermost one (the agent's call)."""
+    try:
+        return ctx._asked  # pyright: ignore[reportPrivateUsage]
+    except AttributeError:
+        return ctx._call_id  # pyright: ignore[reportPrivateUsage]
 
 
 def _info(run: RunState, error: BaseException | None, usage: Usage | None = None) -> FinishInfo:

@@ -385,7 +385,8 @@ def _ended(result: Skip, first: BaseException | None) -> Skip:
     return result
 
 
-def before_tool(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -> ToolCall | Skip:
+def before_tool(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -> tuple[ToolCall, Skip | None]:
+    """The call as the hooks left it, and the `Skip` that ended the stage, if one did."""
     first: BaseException | None = None
     for hook in hooks:
         try:
@@ -397,14 +398,17 @@ def before_tool(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -> ToolCall |
             first = failed(hook, exc, first)
             continue
         if not isinstance(result, ToolCall):
-            return _ended(result, first)
+            return call, _ended(result, first)
         call = result
     if first is not None:
         raise first
-    return call
+    return call, None
 
 
-async def before_tool_async(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -> ToolCall | Skip:
+async def before_tool_async(
+    hooks: tuple[Hook, ...], call: ToolCall, ctx: Any
+) -> tuple[ToolCall, Skip | None]:
+    """The call as the hooks left it, and the `Skip` that ended the stage, if one did."""
     first: BaseException | None = None
     for hook in hooks:
         try:
@@ -418,11 +422,11 @@ async def before_tool_async(hooks: tuple[Hook, ...], call: ToolCall, ctx: Any) -
             first = failed(hook, exc, first)
             continue
         if not isinstance(result, ToolCall):
-            return _ended(result, first)
+            return call, _ended(result, first)
         call = result
     if first is not None:
         raise first
-    return call
+    return call, None
 
 
 def _outcome(outcome: ToolOutcome, result: Any) -> ToolOutcome:

@@ -23,6 +23,7 @@ import attrs
 import cattrs
 from cattrs.disambiguators import is_supported_union
 from cattrs.errors import BaseValidationError, IterableValidationError, IterableValidationNote
+from cattrs.gen import make_dict_structure_fn, override
 from cattrs.v import format_exception, transform_error
 
 from ._convert import converter
@@ -315,6 +316,50 @@ def _is_mapping(tp: Any) -> bool:
     return (typing.get_origin(tp) or tp) in (dict, Mapping)
 
 
+def _names_a_class(tp: Any) -> bool:
+    """Whether a field's type names a class by a string (`list["Node"]` in a class that
+    contains itself), which cattrs does not look up."""
+    return isinstance(tp, (str, typing.ForwardRef)) or any(
+        _names_a_class(arg) for arg in typing.get_args(tp)
+    )
+
+
+def _field_types(cls: Any) -> list[tuple[str, Any]]:
+    if attrs.has(cls):
+        return [(a.name, a.type) for a in attrs.fields(cls)]
+    return [(f.name, f.type) for f in dataclasses.fields(cls)]
+
+
+def _is_class_with_names(tp: Any) -> bool:
+    return (
+        inspect.isclass(tp)
+        and (dataclasses.is_dataclass(tp) or attrs.has(tp))
+        and any(_names_a_class(t) for _, t in _field_types(tp))
+    )
+
+
+def _class_with_names(cls: Any) -> Callable[[Any, Any], Any]:
+    """A dataclass or attrs class whose fields name classes by strings: those fields are
+    structured as their resolved types (as the tool's schema shows them)."""
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # a name that resolves nowhere: cattrs says which
+        hints = {}
+    fields: dict[str, Any] = {  # (typed loosely: the keywords are field names)
+        name: override(struct_hook=_as(hints[name]))
+        for name, tp in _field_types(cls)
+        if _names_a_class(tp) and name in hints
+    }
+    return make_dict_structure_fn(cls, strict, **fields)
+
+
+def _as(tp: Any) -> Callable[[Any, Any], Any]:
+    def structure(value: Any, _: Any) -> Any:
+        return strict.structure(value, tp)
+
+    return structure
+
+
 strict = cattrs.Converter(forbid_extra_keys=True)
 strict.register_structure_hook(str, _strict(_str))
 strict.register_structure_hook(bool, _strict(_bool))
@@ -325,6 +370,7 @@ strict.register_structure_hook_func(_is_enum, _strict_enum)
 strict.register_structure_hook_func(_is_array, _strict_array)
 strict.register_structure_hook_func(_is_mapping, _strict_mapping)
 strict.register_structure_hook_factory(_is_plain_union, _strict_union)
+strict.register_structure_hook_factory(_is_class_with_names, _class_with_names)
 
 
 def why_not(exc: BaseException, key: str) -> str:

@@ -8,6 +8,7 @@ import dataclasses
 import enum
 import functools
 import inspect
+import json
 import re
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -71,8 +72,8 @@ class _Schemas:
             return dict(_PRIMITIVES[tp])
         origin = typing.get_origin(tp)
         args = typing.get_args(tp)
-        if origin is Literal:
-            return {"enum": list(args)}
+        if origin is Literal:  # an enum member stands for its value, as the model writes it
+            return {"enum": [a.value if isinstance(a, enum.Enum) else a for a in args]}
         if is_union(tp):
             return {"anyOf": [self.of(a) for a in args]}
         if origin is tuple and args and args[-1] is not Ellipsis:
@@ -349,9 +350,12 @@ class ToolBinding:
                 schema["description"] = described[p.name]
             if p.default is not p.empty:
                 try:
-                    schema["default"] = converter.unstructure(p.default)
-                except Exception:  # a default with no JSON form is just not shown
+                    default = converter.unstructure(p.default)
+                    json.dumps(default, allow_nan=False)
+                except Exception:  # a default with no JSON form (a sentinel, -inf): not shown
                     pass
+                else:
+                    schema["default"] = default
             else:
                 required.append(p.name)
             properties[p.name] = schema
