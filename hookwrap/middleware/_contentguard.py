@@ -17,6 +17,7 @@ from .._errors import Aborted, check_int
 from .._hooks import Middleware, after_model, describe, on_chunk, wrap_model
 from .._run import RunContext
 from .._types import Chunk, Message, ModelRequest, ModelResponse, TextPart
+from ._shared import is_async_callable
 
 if TYPE_CHECKING:
     from ..adapters._wire import Wire
@@ -175,7 +176,7 @@ def _rule(index: int, given: object, guard: ContentGuard) -> _Rule:
                 raise ValueError(
                     f"{where}: the replacement {repl!r} does not fit the regex ({exc})"
                 ) from None
-        elif not callable(repl) or inspect.iscoroutinefunction(repl):
+        elif not callable(repl) or is_async_callable(repl):
             raise TypeError(
                 f"{where}: the replacement must be a str or a plain function of the match "
                 f"returning a str, as re.sub takes (got {type(repl).__name__}: {repl!r:.80})"
@@ -186,7 +187,7 @@ def _rule(index: int, given: object, guard: ContentGuard) -> _Rule:
                 f"argument, the re.Match (its signature: {inspect.signature(repl)})"
             )
         return _Regex(given, label, guard, pattern, repl)
-    if callable(given) and not inspect.iscoroutinefunction(given):
+    if callable(given) and not is_async_callable(given):
         fn = cast("Callable[[str], str]", given)
         if not _takes_one(fn):
             raise TypeError(
@@ -502,7 +503,7 @@ class ContentGuard(Middleware):
         if not isinstance(block, bool):
             raise TypeError(f"ContentGuard(block=...) expects True or False (got {block!r})")
         if on_filtered is not None and (
-            not callable(on_filtered) or inspect.iscoroutinefunction(on_filtered)
+            not callable(on_filtered) or is_async_callable(on_filtered)
         ):
             raise TypeError(
                 "ContentGuard(on_filtered=...) expects a plain function taking a Filtered "

@@ -77,6 +77,19 @@ def _alternative(item: object) -> _SameTarget | ModelCaller:
         ) from None
 
 
+def _tuple_given(models: tuple[object, ...]) -> str:
+    """The refusal of a tuple given as `models`: a tuple is how one alternative is written,
+    `(client, "model")`, so a pair given without the list around it would otherwise be
+    read as two alternatives (the client, then the first target with that model name)."""
+    message = f"Fallback(models=...) must be a list, not a tuple (got {models!r:.80})"
+    if len(models) == 2 and not isinstance(models[0], str) and isinstance(models[1], str):
+        return (
+            f"{message}; a (client, 'model name') pair is one alternative: write "
+            f"models=[(client, {models[1]!r})]"
+        )
+    return f"{message}; write the alternatives in a list: models=[...]"
+
+
 def _streamed(alternative: ModelCaller, request: ModelRequest) -> Any:
     """A streamed answer of `alternative`: its chunks, read up to the first one now (so a
     failure before it falls back further), or its whole response if it does not stream."""
@@ -187,6 +200,8 @@ class Fallback(Middleware):
     name = "Fallback"
 
     def __init__(self, *, models: Sequence[Any], on: FallbackOn | None = None) -> None:
+        if isinstance(models, tuple):
+            raise TypeError(_tuple_given(cast("tuple[object, ...]", models)))
         if isinstance(models, (str, bytes)) or not isinstance(models, Sequence):
             raise TypeError(f"Fallback(models=...) must be a list (got {models!r:.80})")
         items = cast("Sequence[object]", models)

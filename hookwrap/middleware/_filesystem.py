@@ -37,6 +37,14 @@ _FLAGS: int = _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, 
 _DIR_FLAGS: int = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _FLAGS
 _PREFIX = re.compile(r"[A-Za-z0-9_-]*")
 _PREFIX_MAX = 64 - len("list_files")  # a tool name is at most 64 characters
+_SEPARATOR = re.compile("[" + re.escape(os.sep + (os.altsep or "")) + "]")
+
+
+def _names_directory(path: str) -> bool:
+    """Whether `path` as written can only name a directory: it ends in a separator or in a
+    `.` component, as `a.txt/` and `a.txt/.` do (the OS refuses both for a file, while
+    pathlib drops them and would leave `a.txt`)."""
+    return _SEPARATOR.split(path)[-1] in ("", ".")
 
 
 def _special(mode: int) -> str | None:
@@ -88,6 +96,8 @@ class Filesystem(Middleware):
                 "Filesystem(root=...) must name a directory (got ''); for the current "
                 "directory, pass '.'"
             )
+        if "\0" in location:  # else os.path.realpath's bare "embedded null byte"
+            raise ValueError(f"Filesystem(root=...) must not contain a NUL byte (got {root!r})")
         real = os.path.realpath(location)
         if not os.path.isdir(real):
             found = "is not a directory" if os.path.exists(real) else "does not exist"
@@ -246,6 +256,9 @@ class Filesystem(Middleware):
         depth = 0
         for name in Path(joined).relative_to(self.root).parts:
             if name == "..":
+                if os.path.lexists(real) and not os.path.isdir(real):
+                    # the OS goes up only from a directory: `a.txt/..` is ENOTDIR
+                    raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
                 depth -= 1
                 if depth < 0:
                     raise FilesystemError(f"path {path!r} is outside the root")
@@ -314,7 +327,7 @@ class Filesystem(Middleware):
     def _open(self, path: str, flags: int, *, create: bool = False) -> int:
         """A descriptor of the regular file `path`, opened beneath the root."""
         parts = self._locate(path)
-        if not parts or path.endswith(("/", os.sep)):
+        if not parts or _names_directory(path):
             raise FilesystemError(f"{path!r} names a directory, not a file")
         self._precheck(path, parts, directory=False, create=create)
         if _WALK:

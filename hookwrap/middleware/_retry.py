@@ -29,8 +29,10 @@ _TRANSIENT_NAMES = frozenset(
     {"APIConnectionError", "APITimeoutError", "TransportError", "TimeoutException"}
 )
 _SDK_MODULES = ("openai", "anthropic", "google.genai", "httpx", "httpx2")
-# The error types an API names in an error it sends inside a stream it answered with 200
-# (so no status tells): Anthropic's `overloaded_error`, OpenAI's `server_error`, ...
+# The error types and codes an API names in an error it sends inside a stream it answered
+# with 200 (so no status tells): Anthropic's `overloaded_error` (a `type`), OpenAI's
+# `server_error` (a `type`) and `rate_limit_exceeded` (a `code`; its `type` is then
+# "tokens" or "requests"), ...
 _TRANSIENT_TYPES = frozenset(
     {"overloaded_error", "api_error", "rate_limit_error", "server_error", "rate_limit_exceeded"}
 )
@@ -45,28 +47,31 @@ def _status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) and not isinstance(status, bool) else None
 
 
-def _error_type(exc: BaseException) -> str | None:
-    """The error type an SDK error's body names (`{"error": {"type": ...}}`), or None."""
+def _error_names(exc: BaseException) -> set[str]:
+    """The error type and code an SDK error's body names (`{"error": {"type": ..., "code":
+    ...}}`), those that are strings: OpenAI names a rate limit by its `code`."""
     body: Any = getattr(exc, "body", None)
     inner: Any = (
         cast("Mapping[str, Any]", body).get("error", body) if isinstance(body, Mapping) else None
     )
-    kind: Any = cast("Mapping[str, Any]", inner).get("type") if isinstance(inner, Mapping) else None
-    return kind if isinstance(kind, str) else None
+    if not isinstance(inner, Mapping):
+        return set()
+    fields = cast("Mapping[str, Any]", inner)
+    return {name for name in (fields.get("type"), fields.get("code")) if isinstance(name, str)}
 
 
 def is_transient(exc: BaseException) -> bool:
     """`Retry`'s default `retry_on`: connection errors and timeouts (Python's, httpx's and the
     SDKs'), HTTP 408, 429 and 5xx answers of the SDKs (or any error with such a
     `status_code`), and the error an API sends inside a stream it answered with 200 when
-    it names a transient type (overloaded, rate limited, a server error)."""
+    it names a transient type or code (overloaded, rate limited, a server error)."""
     if isinstance(exc, (ConnectionError, TimeoutError)):
         return True
     status = _status(exc)
     if (
         status in (None, 200)
         and type(exc).__module__.startswith(_SDK_MODULES)
-        and _error_type(exc) in _TRANSIENT_TYPES
+        and not _error_names(exc).isdisjoint(_TRANSIENT_TYPES)
     ):
         return True
     if status is not None:

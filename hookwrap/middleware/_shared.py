@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import functools
 import inspect
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Sequence
 from typing import Any, cast
@@ -21,6 +22,7 @@ __all__ = [
     "check_tool_names",
     "error_matcher",
     "given_name",
+    "is_async_callable",
     "primed",
     "tool_name",
 ]
@@ -81,6 +83,25 @@ def tool_name(item: object) -> str:
     return str(getattr(item, "__name__", ""))
 
 
+def is_async_callable(value: object) -> bool:
+    """Whether calling `value` gives a coroutine or an async generator rather than a result:
+    an `async def` function or method, an object whose class's `__call__` is one, or a
+    `functools.partial` of any of these. A middleware that calls what it is given without
+    awaiting it refuses these when it is made: their coroutine, taken for the result,
+    would be truthy (a predicate true for everything) or of the wrong type."""
+    while isinstance(value, functools.partial):
+        value = value.func
+    if _async_function(value):
+        return True
+    if inspect.isroutine(value) or isinstance(value, type):  # calling a class makes an object
+        return False
+    return _async_function(getattr(type(value), "__call__", None))  # noqa: B004 - its class's
+
+
+def _async_function(fn: object) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
+
+
 def error_matcher(
     argument: str, value: object, default: Callable[[BaseException], bool]
 ) -> Callable[[BaseException], bool]:
@@ -93,10 +114,11 @@ def error_matcher(
         kinds = (value,)
     elif isinstance(value, (tuple, list)):
         kinds = tuple(cast("Sequence[object]", value))
-    elif inspect.iscoroutinefunction(value):  # its coroutine would be truthy: every error
+    elif is_async_callable(value):  # its coroutine would be truthy: every error
         raise TypeError(
-            f"{argument} must be a plain function returning a bool, not an async one: it "
-            f"is called without being awaited (got {value!r:.80})"
+            f"{argument} must be a plain function returning a bool, not an async one (an "
+            f"async def, or an object whose __call__ is one): it is called without being "
+            f"awaited (got {value!r:.80})"
         )
     elif callable(value):
         return cast("Callable[[BaseException], bool]", value)
