@@ -56,6 +56,12 @@ class Call:
         """A pickled view keeps its values, not the live call: its `raw` reads back as None."""
         return _no_call, ()
 
+    def let_go(self, stream: Any) -> None:
+        """`stream`, closed by the one reading it (an adapter's stream closes the model's
+        when it ends): not one to close again."""
+        if self.extra is not None:
+            self.extra = [s for s in self.extra if s is not stream]
+
     def release(self) -> None:
         """Let go of the views and streams once the call is over. `request.raw` points back
         here, so keeping them would leave a cycle (views, native answer, HTTP response)

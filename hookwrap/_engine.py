@@ -347,9 +347,13 @@ class ModelEngine(_Shared):
             if is_stream(value):
                 if not hasattr(value.__class__, step):
                     raise bad_return(hook, value, f"{shape} iterator of Chunks in this call")
-                call = None if request is None else request.raw
-                if isinstance(call, Call) and _hooks_own(value, call):
-                    return guard(hook, value, call, rest)
+                call = getattr(request, "raw", None)
+                if isinstance(call, Call):
+                    if not (call.extra or call.request is None or call.request.stream):
+                        # no stream asked for nor opened: the caller waits for a whole answer
+                        raise bad_return(hook, value, "a response: this call does not stream")
+                    if _hooks_own(value, call):
+                        return guard(hook, value, call, rest)
                 return value
             if value is None:
                 raise bad_return(
@@ -457,6 +461,44 @@ class ModelEngine(_Shared):
             mark_seen(exc)
             raise
 
+    def _close_and_end(
+        self,
+        chunks: Any,
+        call: Call | None,
+        ctx: RunContext[Any],
+        error: BaseException,
+        ending: bool,
+    ) -> None:
+        """After `error`: close what the call opened, then end its run (`ending`) with
+        `error`, or with the error closing raised, which then propagates in its place."""
+        try:
+            if call is not None:
+                _close(chunks, call)
+        except BaseException as failed:
+            if ending:
+                self._end_sync(ctx, failed)
+            raise
+        if ending:
+            self._end_sync(ctx, error)
+
+    async def _aclose_and_end(
+        self,
+        chunks: Any,
+        call: Call | None,
+        ctx: RunContext[Any],
+        error: BaseException,
+        ending: bool,
+    ) -> None:
+        try:
+            if call is not None:
+                await _aclose(chunks, call)
+        except BaseException as failed:
+            if ending:
+                await self._end_async(ctx, failed)
+            raise
+        if ending:
+            await self._end_async(ctx, error)
+
     def _other_shape(self, stream: Any, this: str, other: str) -> TypeError:
         """A stream of the other shape than the target's: it goes back as the same kind of
         object only if the target says what it is."""
@@ -550,10 +592,8 @@ class ModelEngine(_Shared):
                 with contextlib.suppress(BaseException):
                     stream.throw(exc)
                 raise
-            if call is not None and call.extra:
-                _close(None, call)  # a wrap hook opened the stream, then failed
-            if parent is None:
-                self._end_sync(ctx, exc)
+            # (a wrap hook opened the stream, then failed: it is closed)
+            self._close_and_end(None, call, ctx, exc, parent is None)
             raise
         else:
             if parent is None and ctx._run is not None:  # pyright: ignore[reportPrivateUsage]
@@ -635,15 +675,10 @@ class ModelEngine(_Shared):
             _close(source, call)
             response = _response_of(received, natives, request, call.answered, sent)
             usage = run(self._stream_end, ctx, request, response, parent)
-        except GeneratorExit:
-            _close(source, call)
-            if one_call:
-                run(self._end_sync, ctx, Aborted(CLOSED))
-            raise
         except BaseException as exc:
-            _close(source, call)
-            if one_call:
-                run(self._end_sync, ctx, exc)
+            # closed early (`GeneratorExit`): aborted (no local holds `exc`: see `failed`)
+            error = Aborted(CLOSED) if isinstance(exc, GeneratorExit) else None
+            run(self._close_and_end, source, call, ctx, error or exc, one_call)
             raise
         else:
             if one_call:  # out of the `try`: an `on_finish` hook's error ends nothing twice
@@ -802,10 +837,7 @@ class ModelEngine(_Shared):
                 with contextlib.suppress(BaseException):
                     await stream.athrow(exc)
                 raise
-            if call is not None and call.extra:
-                await _aclose(None, call)  # a wrap hook opened the stream, then failed
-            if parent is None:
-                await self._end_async(ctx, _cancel(exc, cancelled))
+            await self._aclose_and_end(None, call, ctx, _cancel(exc, cancelled), parent is None)
             raise
         else:
             if parent is None:
@@ -886,23 +918,15 @@ class ModelEngine(_Shared):
                 usage = await self._astream_end(ctx, request, response, parent)
             finally:
                 current_var.reset(token)
-        except GeneratorExit:
-            await _aclose(source, call)
-            if one_call:
-                token = current_var.set(ctx)
-                try:
-                    await self._end_async(ctx, Aborted(CLOSED))
-                finally:
-                    current_var.reset(token)
-            raise
         except BaseException as exc:
-            await _aclose(source, call)
-            if one_call:
-                token = current_var.set(ctx)
-                try:
-                    await self._end_async(ctx, _cancel(exc, CLOSED))
-                finally:
-                    current_var.reset(token)
+            error = Aborted(CLOSED) if isinstance(exc, GeneratorExit) else None
+            token = current_var.set(ctx)
+            try:
+                await self._aclose_and_end(
+                    source, call, ctx, error or _cancel(exc, CLOSED), one_call
+                )
+            finally:
+                current_var.reset(token)
             raise
         else:
             if one_call:  # out of the `try`: an `on_finish` hook's error ends nothing twice
@@ -1069,9 +1093,9 @@ async def _arecorded(chunks: AsyncIterator[Chunk], call: Call) -> AsyncIterator[
             call.seen = chunk
             yield chunk
     finally:
-        aclose = getattr(chunks, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        # (finalized by the loop once a hook's stream reading it is dropped, it may find
+        # `chunks` being closed by the engine: `_aclose_one` lets that be)
+        await _aclose_one(chunks)
 
 
 def _opened(call: Any, stream: Any) -> None:
@@ -1100,23 +1124,34 @@ def _made(call: Any, chunks: Any, native: Any) -> None:
 
 
 def _close(chunks: Any, call: Call) -> None:
-    """Close the stream the caller saw, then the model's own (a hook may not pass it on)."""
-    for stream in (chunks, *(call.extra or ())):
-        close = getattr(stream, "close", None)
-        # a generator still running in another thread (a worker a hook gave up on) cannot
-        # be closed from here; that thread closes it when its pull returns
-        if close is not None and not getattr(stream, "gi_running", False):
-            close()
+    """Close the stream the caller saw, then the model's own (a hook may not pass it on)
+    that are still open (read after: closing the first lets go of those it closed)."""
+    _close_one(chunks)
+    for stream in tuple(call.extra or ()):
+        _close_one(stream)
+
+
+def _close_one(stream: Any) -> None:
+    close = getattr(stream, "close", None)
+    # a generator still running in another thread (a worker a hook gave up on) cannot
+    # be closed from here; that thread closes it when its pull returns
+    if close is not None and not getattr(stream, "gi_running", False):
+        close()
 
 
 async def _aclose(chunks: Any, call: Call) -> None:
-    for stream in (chunks, *(call.extra or ())):
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            try:
-                await aclose()
-            except RuntimeError:  # "already running": another task reads it (a hook's), and
-                pass  # closes it when its read returns
+    await _aclose_one(chunks)
+    for stream in tuple(call.extra or ()):
+        await _aclose_one(stream)
+
+
+async def _aclose_one(stream: Any) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        try:
+            await aclose()
+        except RuntimeError:  # "already running": another task reads it (a hook's), and
+            pass  # closes it when its read returns
 
 
 # -- tools ----------------------------------------------------------------------------------

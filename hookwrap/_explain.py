@@ -120,6 +120,9 @@ def _patched(target: Any) -> list[Chain]:
     return [Chain(_relabelled(hook, f"{hook.origin} {where}") for hook in chain.hooks)]
 
 
+_NO_SWITCHES = frozenset(("wrap_model", "wrap_tool", "on_finish", "on_error", "on_abort"))
+
+
 def _relabelled(hook: Hook, origin: str) -> Hook:
     """`hook` with another origin, to be shown (never run)."""
     return Hook(
@@ -305,9 +308,11 @@ def explain(target: Any, format: Literal["text", "mermaid"] = "text") -> str:
             notes.append("async")
         if hook.spec.fail_open:
             notes.append("fail-open")
-        if hook.continue_on_error:
+        # a switch is shown where it changes something: not on an onion's layer, nor on a
+        # terminal hook (they all run anyway), and `continue_on_response` on `before_model`
+        if hook.continue_on_error and kind not in _NO_SWITCHES:
             notes.append("continue-on-error")
-        if hook.continue_on_response:
+        if hook.continue_on_response and kind == "before_model":
             notes.append("continue-on-response")
         if where:
             notes.append(where)

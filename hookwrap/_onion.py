@@ -9,14 +9,14 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from ._adapter import is_stream
 from ._errors import Aborted, Interrupt, add_note
 from ._run import current_var
 from ._stack import Hook, tell
 from ._stages import SEEN, abort_if, bad_return, mark_seen
-from ._types import ModelRequest, ModelResponse, Respond, ToolCall
+from ._types import Chunk, ModelRequest, ModelResponse, Respond, ToolCall
 
 __all__ = ["aguarded", "as_call_next", "build", "build_async", "guarded"]
 
@@ -39,7 +39,11 @@ _UNKNOWN: Any = object()  # no request to check: the error's context says whose 
 def _own(hook: Hook, exc: BaseException, request: Any = _UNKNOWN) -> None:
     """Note `exc` as the hook's own unless it came out of the inner call, or its layer was
     given no request (the error is then the outer hook's, that gave it)."""
-    if not getattr(exc, SEEN, False) and (request is _UNKNOWN or isinstance(request, _REQUESTS)):
+    if (
+        isinstance(exc, Exception)  # (cancellation, Ctrl-C, an exit: no hook's failure)
+        and not getattr(exc, SEEN, False)
+        and (request is _UNKNOWN or isinstance(request, _REQUESTS))
+    ):
         add_note(exc, hook.note())
         mark_seen(exc)
 
@@ -372,6 +376,17 @@ def _failed_stream(hook: Hook, exc: BaseException, call: Any) -> bool:
     return True
 
 
+def _not_a_chunk(hook: Hook, item: Any, stream: Any) -> NoReturn:
+    """A fail-open hook's stream handed on something else than a Chunk: its failure, left
+    out as an error of its would be (its stream, given, is closed first)."""
+    close = getattr(stream, "close", None)
+    if close is not None:
+        close()
+    raise TypeError(
+        f"{hook.label} streamed {type(item).__name__} ({item!r:.80}); expected Chunk objects"
+    )
+
+
 def guarded(hook: Hook, stream: Iterator[Any], call: Any, rest: _Rest | None) -> Iterator[Any]:
     """A stream a `wrap_model` hook made, read as the caller pulls it. The hook's code runs
     here, after its layer returned: an error it raises gets the note naming it, and a
@@ -382,6 +397,8 @@ def guarded(hook: Hook, stream: Iterator[Any], call: Any, rest: _Rest | None) ->
         else:
             rest.reading()
             for item in stream:
+                if item.__class__ is not Chunk:
+                    _not_a_chunk(hook, item, stream)
                 rest.answered()
                 yield item
     except GeneratorExit:
@@ -404,6 +421,12 @@ def guarded(hook: Hook, stream: Iterator[Any], call: Any, rest: _Rest | None) ->
         yield from again
 
 
+async def _aclose_stream(stream: Any) -> None:
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
 async def aguarded(
     hook: Hook, stream: AsyncIterator[Any], call: Any, rest: _Rest | None
 ) -> AsyncIterator[Any]:
@@ -414,9 +437,15 @@ async def aguarded(
         try:
             async for item in stream:
                 if rest is not None:
+                    if item.__class__ is not Chunk and hook.spec.fail_open:
+                        await _aclose_stream(stream)
+                        _not_a_chunk(hook, item, None)
                     rest.answered()
                 yield item
         except GeneratorExit:
+            # closed early: so is the hook's stream, now (as `yield from` does in `guarded`),
+            # not by the loop's finalizer later, when the streams it reads are closed
+            await _aclose_stream(stream)
             raise
         except BaseException as exc:
             if not _failed_stream(hook, exc, call) or rest is None:

@@ -41,8 +41,11 @@ FROM_TOOL = "_hookwrap_from_tool"  # raised by a tool's own function (or its arg
 def failed(hook: Hook, exc: BaseException, first: BaseException | None) -> BaseException | None:
     """Note which hook raised; raise now unless its stack continues on errors. A fail-open
     hook's error (its own are caught where it is called: here, an answer of the wrong type)
-    is logged and skipped."""
+    is logged and skipped. Cancellation, Ctrl-C and an exit are no hook's failure: they
+    end the stage at once, as they came, whatever the switches."""
     try:
+        if not isinstance(exc, Exception):
+            raise exc
         if (
             hook.spec.fail_open
             and isinstance(exc, Exception)
@@ -308,7 +311,11 @@ def on_chunk(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any:
             try:
                 done: Any = on_chunk(rest, part, ctx) if rest else part
             except BaseException as exc:
-                if first is None or isinstance(exc, (Aborted, Interrupt)):
+                if first is not None and isinstance(exc, (Aborted, Interrupt)):
+                    if exc.__context__ is None:  # as in `failed`: the earlier error is its cause
+                        exc.__context__ = first
+                    raise
+                if first is None or not isinstance(exc, Exception):
                     raise
                 break  # the stage ends with the earlier error, raised below
             if done is DROP or (done.__class__ is list and not done):
@@ -351,7 +358,11 @@ async def on_chunk_async(hooks: tuple[Hook, ...], chunk: Chunk, ctx: Any) -> Any
             try:
                 done: Any = await on_chunk_async(rest, part, ctx) if rest else part
             except BaseException as exc:
-                if first is None or isinstance(exc, (Aborted, Interrupt)):
+                if first is not None and isinstance(exc, (Aborted, Interrupt)):
+                    if exc.__context__ is None:  # as in `failed`: the earlier error is its cause
+                        exc.__context__ = first
+                    raise
+                if first is None or not isinstance(exc, Exception):
                     raise
                 break  # the stage ends with the earlier error, raised below
             if done is DROP or (done.__class__ is list and not done):

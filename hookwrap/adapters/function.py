@@ -567,6 +567,8 @@ class FunctionAdapter(Adapter):
                 else:
                     yield self.chunk_of(item, call)
         finally:
+            if call is not None:
+                call.let_go(native)  # closed here, once
             close = getattr(native, "close", None)
             if close is not None:
                 close()
@@ -582,6 +584,8 @@ class FunctionAdapter(Adapter):
                     else self.chunk_of(item, call)
                 )
         finally:
+            if call is not None:
+                call.let_go(native)
             aclose = getattr(native, "aclose", None)
             if aclose is not None:
                 await aclose()
@@ -590,7 +594,7 @@ class FunctionAdapter(Adapter):
         def chunk(item: Any) -> Chunk:
             return self.chunk_of(item, call)
 
-        return (_aitems if is_async else _items)(native, chunk), self._chunks
+        return (_aitems if is_async else _items)(native, chunk, call), self._chunks
 
     def _chunks(self, item: Any) -> list[Chunk]:
         return [self.chunk(item)]
@@ -877,23 +881,25 @@ def _is_request_annotation(fn: Callable[..., Any], name: str) -> bool:
     return ann is ModelRequest or (isinstance(ann, str) and ann.endswith("ModelRequest"))
 
 
-def _items(native: Any, chunk: Callable[[Any], Chunk]) -> Iterator[Any]:
+def _items(native: Any, chunk: Callable[[Any], Chunk], call: Call) -> Iterator[Any]:
     """A stream's `str` items as they come; any other item as its chunk (checked, and
     written back as a changed chunk would be). Closes the stream when closed."""
     try:
         for item in native:
             yield item if item.__class__ is str else chunk(item)
     finally:
+        call.let_go(native)  # closed here, once
         close = getattr(native, "close", None)
         if close is not None:
             close()
 
 
-async def _aitems(native: Any, chunk: Callable[[Any], Chunk]) -> AsyncIterator[Any]:
+async def _aitems(native: Any, chunk: Callable[[Any], Chunk], call: Call) -> AsyncIterator[Any]:
     try:
         async for item in native:
             yield item if item.__class__ is str else chunk(item)
     finally:
+        call.let_go(native)
         aclose = getattr(native, "aclose", None)
         if aclose is not None:
             await aclose()
