@@ -11,7 +11,7 @@ import contextlib
 import itertools
 import json
 import uuid
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, cast
 
 from .._engine import ANSWER_READERS
@@ -40,7 +40,9 @@ from ._wire import (
     Framer,
     Made,
     Wire,
+    array_of,
     diff_runs,
+    dumped,
     finish_in,
     json_int,
     recorded,
@@ -61,15 +63,78 @@ _API = "anthropic.messages"  # the tag of an answer's record in `Message.raw`
 
 
 def _map(value: Any) -> Mapping[str, Any]:
+    """A dict as it is; one of the SDK's own objects (a content block of an answer, sent
+    back as `{"role": "assistant", "content": response.content}`) as the SDK sends it; {}
+    for anything else. An unchanged block is still written back as the object it was."""
     # what JSON gives, a dict, needs no ABC check; annotations rather than `cast` (a call)
     if value.__class__ is dict or isinstance(value, Mapping):
         found: Mapping[str, Any] = value  # pyright: ignore[reportUnknownVariableType]
         return found
-    return {}
+    return dumped(value) or {}
 
 
 def _seq(value: Any) -> list[Any]:
     return list(cast("Iterable[Any]", value)) if isinstance(value, (list, tuple)) else []
+
+
+def _arrays(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of `body` whose iterables the SDK sends as arrays but a wire does not read
+    as they are (a generator of messages, of tools, of a message's blocks, of a tool
+    result's blocks), with them read into lists: the SDK's parameters are `Iterable`s.
+    Containers the caller owns are copied, never changed. Usually empty."""
+    out: dict[str, Any] = {}
+    for key in ("system", "tools"):
+        items = array_of(body.get(key))
+        if items is not None:
+            out[key] = items
+    given = body.get("messages")
+    read = array_of(given)
+    messages: Any = read if read is not None else given
+    if messages.__class__ is not list and not isinstance(messages, tuple):
+        return out
+    items = read
+    for k, item in enumerate(cast("Sequence[Any]", messages)):
+        if item.__class__ is dict:
+            kind = item.get("content").__class__
+            if kind is str or (kind is list and item.get("role") != "user"):
+                continue  # the usual message: no blocks to read, or no tool results
+        settled = _settled_message(item)
+        if settled is not item:
+            if items is None:
+                items = list(cast("Sequence[Any]", messages))
+            items[k] = settled
+    if items is not None:
+        out["messages"] = items
+    return out
+
+
+def _settled_message(item: Any) -> Any:
+    """`item` with its blocks read into lists (see `_arrays`), or `item` itself."""
+    given: Any = item
+    if item.__class__ is not dict and not isinstance(item, Mapping):
+        return given
+    message: Mapping[str, Any] = item  # pyright: ignore[reportUnknownVariableType]
+    content = message.get("content")
+    read = array_of(content)
+    blocks: Any = read if read is not None else content
+    if blocks.__class__ is not list and not isinstance(blocks, tuple):
+        return given
+    out: list[Any] | None = read
+    if message.get("role") == "user":  # where tool results are
+        for k, block in enumerate(cast("Sequence[Any]", blocks)):
+            if block.__class__ is dict and block.get("type") == "tool_result":
+                inner = array_of(block.get("content"))
+                if inner is not None:
+                    if out is None:
+                        out = list(cast("Sequence[Any]", blocks))
+                    out[k] = {**block, "content": inner}
+    return given if out is None else {**message, "content": out}
+
+
+def _settled(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`body`, or a copy of it with its iterables read into lists (see `_arrays`)."""
+    arrays = _arrays(body)
+    return {**body, **arrays} if arrays else body
 
 
 def _given(value: Any) -> bool:
@@ -865,7 +930,21 @@ class MessagesWire(Wire):
 
     # -- requests -------------------------------------------------------------------------
 
+    def view(self, body: Mapping[str, Any], raw: Any) -> ModelRequest:
+        """`Wire.view`. The iterables the SDK sends as arrays that are not lists or tuples
+        (generators) are read into lists at once, in `body` itself, the SDK's own body,
+        which it sends as it is when no hook changes anything: the SDK reads a generator as
+        it sends it, which would leave nothing for a hook that looks later (`after_model`),
+        and a generator the view was read from would leave the SDK nothing to send."""
+        arrays = _arrays(body)
+        if arrays and isinstance(body, MutableMapping):
+            body.update(arrays)
+        return super().view(body, raw)
+
     def request(self, body: Mapping[str, Any]) -> ModelRequest:
+        """Iterables that are not lists or tuples are read (see `_arrays`), a generator
+        once (`view` puts them back in the body)."""
+        body = _settled(body)
         model = body.get("model")
         made: ModelRequest = new_request(
             _messages(body),
@@ -880,6 +959,7 @@ class MessagesWire(Wire):
     def write_request(self, request: ModelRequest, body: Mapping[str, Any]) -> dict[str, Any]:
         """Options hookwrap models (`system`, …) are ignored in `request.options`; a None
         model leaves the body's model."""
+        body = _settled(body)
         out = dict(body)
         units = _units(body)
         if request.messages != tuple(u.message for u in units):

@@ -13,7 +13,7 @@ import json
 import operator
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
 from typing import Any, Literal, cast
 
 from .._convert import arguments_text, tool_arguments
@@ -42,6 +42,8 @@ from ._wire import (
     Framer,
     Made,
     Wire,
+    array_of,
+    dumped,
     finish_in,
     highest,
     json_int,
@@ -65,13 +67,22 @@ _ROLE = operator.attrgetter("role")  # of a message
 
 
 def _obj(value: Any) -> Mapping[str, Any] | None:
+    """A dict as it is; one of the SDK's own objects (an answer's output item sent back in
+    a Responses `input` tuple, which the SDK dumps only as it sends it) as the SDK sends
+    it; None for anything else."""
     if value.__class__ is dict:  # what JSON gives: no ABC check
         return cast("Mapping[str, Any]", value)
-    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
+    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else dumped(value)
 
 
 def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []  # pyright: ignore[reportUnknownVariableType]
+    """A list as it is, a tuple (which the SDK sends as a JSON array) as a list, else []."""
+    if isinstance(value, list):
+        return value  # pyright: ignore[reportUnknownVariableType]
+    if isinstance(value, tuple):
+        items: tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        return list(items)
+    return []
 
 
 def _str(value: Any) -> str:
@@ -168,17 +179,17 @@ def _content_out(
     """Native content for `content`, written over `old`: a list stays a list, unmodelled parts
     (audio, files, refusals) stay where they were, parts equal to what was read are reused,
     a changed text is written over the text part it replaces (see `_retexted`)."""
-    olds = _list(old) if isinstance(old, list) else None
+    olds = _list(old) if isinstance(old, (list, tuple)) else None
     if isinstance(content, str):
         if olds is None:
             return content
         slots = [k for k, item in enumerate(olds) if isinstance(_part_in(item), TextPart)]
         if len(slots) > 1 and content:  # split across the text parts (see `split_text`)
             written: list[Any] = list(olds)
-            texts = [_str(olds[k].get("text")) for k in slots]
+            texts = [_str((_obj(olds[k]) or {}).get("text")) for k in slots]
             for k, before, after in zip(slots, texts, split_text(texts, content), strict=True):
                 if after != before:
-                    written[k] = _retexted(olds[k], after) if after else None
+                    written[k] = _retexted(_obj(olds[k]) or {}, after) if after else None
             return [p for p in written if p is not None and not isinstance(_part_in(p), ImagePart)]
         content = (TextPart(content),) if content else ()
     if olds is None:
@@ -193,9 +204,9 @@ def _content_out(
             if part == was:
                 out.append(item)
             elif isinstance(part, TextPart) and isinstance(was, TextPart):
-                out.append(_retexted(item, part.text))
+                out.append(_retexted(_obj(item) or {}, part.text))
             elif isinstance(part, ImagePart) and isinstance(was, ImagePart):
-                out.append(_reimaged(item, part.url))
+                out.append(_reimaged(_obj(item) or {}, part.url))
             else:
                 out.append(part_out(part))
     out.extend(map(part_out, new))
@@ -1631,6 +1642,17 @@ class ResponsesWire(Wire):
                 settle_item(item)
         return Event(event.event, fixed) if changed else event
 
+    def view(self, body: Mapping[str, Any], raw: Any) -> ModelRequest:
+        """`Wire.view`. An `input` or `tools` given as a generator (or another iterable
+        but a list or tuple) is read into a list at once, in `body` itself, the SDK's own
+        body, which it sends as it is when no hook changes anything: a generator the view
+        was read from would leave it nothing to send (and the SDK sends a generator
+        `input` as no JSON at all)."""
+        arrays = _resp_arrays(body)
+        if arrays and isinstance(body, MutableMapping):
+            body.update(arrays)
+        return super().view(body, raw)
+
     def _read(
         self, body: Mapping[str, Any]
     ) -> tuple[ModelRequest, list[_Group], list[Any], Message | None]:
@@ -1652,9 +1674,12 @@ class ResponsesWire(Wire):
         return request, groups, head, lead
 
     def request(self, body: Mapping[str, Any]) -> ModelRequest:
-        return self._read(body)[0]
+        """An `input` or `tools` that is an iterable but a list or tuple is read (see
+        `view`), a generator once."""
+        return self._read(_resp_settled(body))[0]
 
     def write_request(self, request: ModelRequest, body: Mapping[str, Any]) -> dict[str, Any]:
+        body = _resp_settled(body)
         read, groups, head, lead = self._read(body)
         out = dict(body)
         if request == read:
@@ -1885,6 +1910,23 @@ def _response_json(response: ModelResponse, output: list[Any]) -> _J:
     if made["status"] == "completed":
         made["completed_at"] = now
     return made
+
+
+def _resp_arrays(body: Mapping[str, Any]) -> dict[str, Any]:
+    """The `input` and `tools` of `body` given as iterables other than a list or a tuple
+    (a generator), read into lists. Usually empty."""
+    out: dict[str, Any] = {}
+    for key in ("input", "tools"):
+        items = array_of(body.get(key))
+        if items is not None:
+            out[key] = items
+    return out
+
+
+def _resp_settled(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`body`, or a copy of it with its iterables read into lists (see `_resp_arrays`)."""
+    arrays = _resp_arrays(body)
+    return {**body, **arrays} if arrays else body
 
 
 def _as_str_input(items: list[Any]) -> str | list[Any]:

@@ -7,8 +7,18 @@ back into its own objects. The fake provider in `hookwrap.testing` speaks the sa
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import (
+    Callable,
+    Hashable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MappingView,
+    Sequence,
+    Set,
+)
 from difflib import SequenceMatcher
 from itertools import accumulate
 from typing import Any, cast
@@ -22,7 +32,9 @@ __all__ = [
     "Made",
     "SSEDecoder",
     "Wire",
+    "array_of",
     "diff_runs",
+    "dumped",
     "encode_sse",
     "finish_in",
     "highest",
@@ -220,8 +232,59 @@ def _block(block: bytes, raw: bytes | None = None) -> Event | None:
     return Event(event, _payload(payload), block.lstrip(b"\n") + b"\n\n", payload)
 
 
+def dumped(value: Any) -> dict[str, Any] | None:
+    """The JSON object an SDK sends for one of its pydantic models in a request (the content
+    blocks or output items of an answer, sent back in the next request), as the SDKs dump
+    them: by alias, in JSON mode, only the fields that were set, without those the model
+    keeps out of requests (`__api_exclude__`). None for any other value."""
+    cls = value.__class__
+    model = _MODELS.get(cls)
+    if model is None:  # told once per class: `_map` and `_obj` ask for every value
+        model = _MODELS[cls] = callable(getattr(cls, "model_dump", None)) and not issubclass(
+            cls, Mapping
+        )
+    if not model:
+        return None
+    found: Any = value.model_dump(
+        mode="json",
+        by_alias=True,
+        exclude_unset=True,
+        exclude=getattr(value, "__api_exclude__", None),
+    )
+    return cast("dict[str, Any]", found) if isinstance(found, dict) else None
+
+
+# class -> whether its values are pydantic models an SDK dumps (see `dumped`)
+_MODELS: dict[type, bool] = dict.fromkeys((dict, list, tuple, str, int, float, bool), False)
+_MODELS[type(None)] = False
+
+
+def array_of(value: Any) -> list[Any] | None:
+    """`value` read into a list, when it is an iterable the SDKs send as a JSON array other
+    than a list or a tuple (which a wire reads as they are): a generator, a `map`, an
+    iterator, a set, a dict view. None for anything else. A one-shot iterator is read here
+    once: the caller puts the list in its place (see the wires' `view`)."""
+    cls = value.__class__
+    array = _ARRAYS.get(cls)
+    if array is None:  # told once per class: every request asks for a few values
+        array = _ARRAYS[cls] = _is_array(cls)
+    return list(value) if array else None
+
+
+def _is_array(cls: type) -> bool:
+    if issubclass(cls, (str, bytes, bytearray, memoryview, Mapping, list, tuple, io.IOBase)):
+        return False  # a file is an iterator of lines, which no SDK sends as an array
+    return issubclass(cls, (Iterator, Sequence, Set, MappingView))
+
+
+# class -> whether `array_of` reads its values
+_ARRAYS: dict[type, bool] = dict.fromkeys((str, int, float, bool, dict, list, tuple), False)
+_ARRAYS[type(None)] = False
+
+
 class Wire:
-    """One API format. Every method is pure: dicts in, dicts out, never mutating inputs."""
+    """One API format. Every method is pure: dicts in, dicts out, never mutating inputs
+    (but `view`, see there)."""
 
     __slots__ = ()
 
@@ -234,7 +297,10 @@ class Wire:
 
     def view(self, body: Mapping[str, Any], raw: Any) -> ModelRequest:
         """`request(body)` with `raw` set, its messages, tools and options read from `body`
-        the first time a hook looks at one of them."""
+        the first time a hook looks at one of them. A wire may first read into lists, in
+        `body` itself (the SDK's own, which it sends when no hook changes anything), the
+        iterables the SDK takes that can be read only once (a generator of messages): the
+        SDK then sends what the hooks saw."""
         model = body.get("model")
         made: ModelRequest = deferred_request(
             model if isinstance(model, str) else None,
