@@ -33,10 +33,10 @@ from ._onion import aguarded, as_call_next, build, build_async, guarded
 from ._run import (
     RunContext,
     RunState,
-    asked,
     current_var,
     finish_async,
     finish_sync,
+    inherit_asked,
     start_async,
     start_sync,
 )
@@ -272,6 +272,7 @@ class _Shared:
             run = RunState(is_async=self.is_async, one_call=True) if self.lifecycle else None
             return RunContext(run, phase, self.is_async)
         ctx: RunContext[Any] = RunContext(parent.run, phase)
+        inherit_asked(ctx, parent)
         if _handover.get() is parent:
             # the target of `parent`'s call, wrapped itself: the same call, one layer in
             _handover.set(None)
@@ -347,13 +348,9 @@ class ModelEngine(_Shared):
             if is_stream(value):
                 if not hasattr(value.__class__, step):
                     raise bad_return(hook, value, f"{shape} iterator of Chunks in this call")
-                call = getattr(request, "raw", None)
-                if isinstance(call, Call):
-                    if not (call.extra or call.request is None or call.request.stream):
-                        # no stream asked for nor opened: the caller waits for a whole answer
-                        raise bad_return(hook, value, "a response: this call does not stream")
-                    if _hooks_own(value, call):
-                        return guard(hook, value, call, rest)
+                call = None if request is None else request.raw
+                if isinstance(call, Call) and _hooks_own(value, call):
+                    return guard(hook, value, call, rest)
                 return value
             if value is None:
                 raise bad_return(
@@ -1036,14 +1033,10 @@ def _tool_context(
     if parent is not None:
         if parent._call_id == call.id:  # pyright: ignore[reportPrivateUsage]
             ctx._call_state = parent.call_state  # pyright: ignore[reportPrivateUsage]
-        elif parent.phase in _IN_TOOL:
-            # a tool called from inside another is a call of its own, but `hw.interrupt`
-            # in it asks for the decision of the call the agent runs (the one it reports)
-            ctx._asked = asked(parent)  # pyright: ignore[reportPrivateUsage]
+        # a tool called from inside another is a call of its own, but `hw.interrupt` in it
+        # asks for the decision of the call the agent runs (the one it reports)
+        inherit_asked(ctx, parent)
     return ctx
-
-
-_IN_TOOL = frozenset(("before_tool", "tool", "after_tool"))
 
 
 def _hooks_own(stream: Any, call: Call) -> bool:
@@ -1128,7 +1121,8 @@ def _close(chunks: Any, call: Call) -> None:
     that are still open (read after: closing the first lets go of those it closed)."""
     _close_one(chunks)
     for stream in tuple(call.extra or ()):
-        _close_one(stream)
+        if _still_open(stream, call):
+            _close_one(stream)
 
 
 def _close_one(stream: Any) -> None:
@@ -1142,7 +1136,14 @@ def _close_one(stream: Any) -> None:
 async def _aclose(chunks: Any, call: Call) -> None:
     await _aclose_one(chunks)
     for stream in tuple(call.extra or ()):
-        await _aclose_one(stream)
+        if _still_open(stream, call):
+            await _aclose_one(stream)
+
+
+def _still_open(stream: Any, call: Call) -> bool:
+    """Whether `stream` is still the call's to close: closing another one before it (an
+    adapter's stream, closed by a hook's) may have closed it and let go of it."""
+    return any(stream is s for s in call.extra or ())
 
 
 async def _aclose_one(stream: Any) -> None:
@@ -1150,8 +1151,9 @@ async def _aclose_one(stream: Any) -> None:
     if aclose is not None:
         try:
             await aclose()
-        except RuntimeError:  # "already running": another task reads it (a hook's), and
-            pass  # closes it when its read returns
+        except RuntimeError as exc:  # "already running": another task reads it (a hook's),
+            if "already running" not in str(exc):  # and closes it when its read returns
+                raise
 
 
 # -- tools ----------------------------------------------------------------------------------

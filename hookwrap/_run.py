@@ -191,8 +191,7 @@ class RunContext(Generic[C]):
     model or tool call: `phase`, `call_id`, `call_state`, `chunk_index`.
     """
 
-    # (`_bound`, left unset but by a call of a tool made of a bound method: see `bound_to`;
-    # `_asked`, unset but in a tool called from inside another: see `_tool_context`)
+    # (`_bound`, left unset but by a call of a tool made of a bound method: see `bound_to`)
     __slots__ = (
         "_asked",
         "_async",
@@ -206,7 +205,6 @@ class RunContext(Generic[C]):
     )
 
     _bound: Any
-    _asked: str | None
 
     def __init__(self, run: RunState | None, phase: Phase = "init", is_async: bool = False) -> None:
         self._run = run
@@ -215,6 +213,8 @@ class RunContext(Generic[C]):
         self.chunk_index = 0
         self._call_id: str | None = None
         self._call_state: dict[str, Any] | None = None
+        # in a call made inside a tool call: the id `hw.interrupt` asks under (see `asked`)
+        self._asked: str | None = None
         # whether a wrapped model inside this call added its usage to the run already
         self._counted = False
 
@@ -305,11 +305,19 @@ class RunContext(Generic[C]):
 
 def asked(ctx: RunContext[Any]) -> str | None:
     """The call id a decision for `hw.interrupt` in `ctx` is keyed by: its call's, or in a
-    tool called from inside another tool, that of the outermost one (the agent's call)."""
-    try:
-        return ctx._asked  # pyright: ignore[reportPrivateUsage]
-    except AttributeError:
-        return ctx._call_id  # pyright: ignore[reportPrivateUsage]
+    call made inside a tool call (a tool a tool calls, a model it asks, and their hooks),
+    the outermost tool call's: the agent's, which its interrupt event names."""
+    return ctx._asked or ctx._call_id  # pyright: ignore[reportPrivateUsage]
+
+
+def inherit_asked(ctx: RunContext[Any], parent: RunContext[Any]) -> None:
+    """`ctx`, a call made inside `parent`'s, asks under `parent`'s outermost tool call."""
+    ctx._asked = parent._asked or (  # pyright: ignore[reportPrivateUsage]
+        parent._call_id if parent.phase in _IN_TOOL else None  # pyright: ignore[reportPrivateUsage]
+    )
+
+
+_IN_TOOL = frozenset(("before_tool", "tool", "after_tool"))
 
 
 def _info(run: RunState, error: BaseException | None, usage: Usage | None = None) -> FinishInfo:

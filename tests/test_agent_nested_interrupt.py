@@ -98,3 +98,57 @@ def test_a_keyed_question_still_takes_its_key() -> None:
     assert again.status == "interrupted"  # the question asked for "mood"
     done = agent.resume(again.run_id, decisions={"mood": "fine"})
     assert (done.status, done.text) == ("finished", "fine")
+
+
+def test_two_layers_and_a_wrapped_model_in_between_ask_for_the_agents_call() -> None:
+    @hw.before_tool
+    def noop(call: hw.ToolCall) -> None:
+        return None
+
+    def confirm_fn(what: str) -> str:
+        """Confirm."""
+        return f"{what}: {hw.interrupt({'confirm': what})}"
+
+    layered = hw.tool(hw.tool(confirm_fn, use=[noop]), use=[noop])
+
+    @hw.before_model
+    def ask_first(request: hw.ModelRequest) -> None:
+        hw.interrupt("may I ask the model?")
+
+    judge = hw.model(lambda prompt: f"judged {prompt}", use=[ask_first])
+
+    @hw.tool
+    def delete(name: str) -> str:
+        """Delete."""
+        return f"{layered(name)}; {judge(name)}"
+
+    agent = hw.Agent(_model, tools=[delete], store=MemoryStore())
+    first = agent.run("go")
+    assert first.status == "interrupted"
+    assert first.interrupt == {"confirm": "a.txt"}
+    done = agent.resume(first.run_id, decisions={"c1": "yes"})  # answers both questions
+    assert (done.status, done.text) == ("finished", "a.txt: yes; judged a.txt")
+
+
+def test_a_tool_approval_on_a_nested_tool_asks_for_the_agents_call() -> None:
+    from hookwrap.middleware import ToolApproval
+
+    @hw.tool(use=[ToolApproval()])
+    def rm(name: str) -> str:
+        """Remove."""
+        return f"removed {name}"
+
+    @hw.tool
+    def delete(name: str) -> str:
+        """Delete."""
+        return rm(name)
+
+    agent = hw.Agent(_model, tools=[delete], store=MemoryStore())
+    events = list(agent.stream("go"))
+    (paused,) = [e for e in events if e.kind == "interrupt"]
+    assert paused.value["call_id"] == "c1"
+    result = events[-1].result
+    assert result is not None
+    rejected = agent.resume(result.run_id, decisions={"c1": False})
+    assert rejected.status == "finished"
+    assert "rejected" in rejected.text

@@ -199,3 +199,68 @@ def test_an_async_early_close_through_a_hooks_stream_leaves_the_loop_no_error(
     assert errors == []
     assert cleaned == ["model"]
     assert events == ([("on_abort", "closed by consumer")] if terminal else [])
+
+
+def test_the_model_stream_is_closed_once_through_a_hooks_own_stream() -> None:
+    kept: list[Any] = []
+
+    @hw.wrap_model
+    def own(request: hw.ModelRequest, call_next: Any) -> Any:
+        stream = call_next(request)
+        kept.append(stream)  # kept for a later look (a log, a cache): not freed at once
+        return (chunk for chunk in stream)
+
+    closes: list[str] = []
+    stream = hw.model(lambda messages: Body(closes), use=[own])(USER)
+    next(stream)
+    stream.close()
+    assert closes == ["close"]
+
+
+def test_the_model_async_stream_is_closed_once_through_a_hooks_own_stream() -> None:
+    @hw.wrap_model
+    async def own(request: hw.ModelRequest, call_next: Any) -> Any:
+        stream = await call_next(request)
+
+        async def chunks() -> Any:
+            async for chunk in stream:
+                yield chunk
+
+        return chunks()
+
+    closes: list[str] = []
+
+    async def model(messages: Any) -> Any:
+        return AsyncBody(closes)
+
+    async def main() -> None:
+        stream = await hw.model(model, use=[own])(USER)
+        await stream.__anext__()
+        await stream.aclose()
+
+    asyncio.run(main())
+    assert closes == ["close"]
+
+
+@pytest.mark.parametrize("wrapped", [False, True], ids=["plain", "wrap hook"])
+def test_an_async_cleanups_own_runtime_error_is_raised(wrapped: bool) -> None:
+    """Only "already running" (another task closes it) is let be; a cleanup's own
+    `RuntimeError` is the caller's, as in a sync stream."""
+    events: list[Any] = []
+
+    async def model(messages: Any) -> Any:
+        try:
+            yield "a"
+            yield "b"
+        finally:
+            raise RuntimeError("connection pool corrupted")
+
+    async def main() -> None:
+        use = [*_terminal(events), *([_wrap_passing_on()] if wrapped else [])]
+        stream = hw.model(model, use=use)(USER)
+        assert await stream.__anext__() == "a"
+        with pytest.raises(RuntimeError, match="connection pool corrupted"):
+            await stream.aclose()
+
+    asyncio.run(main())
+    assert events == [("on_error", "RuntimeError('connection pool corrupted')")]

@@ -7,7 +7,7 @@ from typing import Any, cast
 
 from .._errors import Interrupt
 from .._hooks import Middleware, before_agent, before_tool
-from .._run import RunContext
+from .._run import RunContext, asked
 from .._types import AgentSetup, Skip, ToolCall
 from ._shared import AFTER_OTHERS, agent_tool, check_tool_names, given_name
 
@@ -69,13 +69,16 @@ class ToolApproval(Middleware):
         """Let an allowed tool run; otherwise ask, or act on the decision given."""
         if call.name in self.allowed_tools:
             return None
+        # the id the decision is given under: the call's own, or for a tool called from
+        # inside another tool, the agent's call (which the interrupt event names)
+        call_id = asked(ctx) or call.id
         payload = {
             "type": "tool_approval",
-            "call_id": call.id,
+            "call_id": call_id,
             "tool": call.name,
             "arguments": dict(call.arguments),
         }
-        decision = ctx.decisions.get(call.id, _UNDECIDED)
+        decision = ctx.decisions.get(call_id, _UNDECIDED)
         if decision is True:
             return None
         if decision is False:
