@@ -199,12 +199,13 @@ class Fallback(Middleware):
 
     name = "Fallback"
 
-    def __init__(self, *, models: Sequence[Any], on: FallbackOn | None = None) -> None:
-        if isinstance(models, tuple):
-            raise TypeError(_tuple_given(cast("tuple[object, ...]", models)))
-        if isinstance(models, (str, bytes)) or not isinstance(models, Sequence):
-            raise TypeError(f"Fallback(models=...) must be a list (got {models!r:.80})")
-        items = cast("Sequence[object]", models)
+    def __init__(self, *, models: list[Any], on: FallbackOn | None = None) -> None:
+        given: object = models  # checked as given: an untyped caller may pass anything
+        if isinstance(given, tuple):
+            raise TypeError(_tuple_given(cast("tuple[object, ...]", given)))
+        if isinstance(given, (str, bytes)) or not isinstance(given, Sequence):
+            raise TypeError(f"Fallback(models=...) must be a list (got {given!r:.80})")
+        items = cast("Sequence[object]", given)
         if not items:
             raise ValueError("Fallback(models=...) needs at least one alternative model")
         self.models: tuple[_SameTarget | ModelCaller, ...] = tuple(map(_alternative, items))

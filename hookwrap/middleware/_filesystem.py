@@ -47,6 +47,15 @@ def _names_directory(path: str) -> bool:
     return _SEPARATOR.split(path)[-1] in ("", ".")
 
 
+def _require_directory(real: str) -> None:
+    """Refuse to go up from `real` unless it is an existing directory, as the OS does:
+    `a.txt/..` is "not a directory", and `missing/..` and `a.txt/x/..` are "no such file
+    or directory". Going up by the name alone would let `missing/../a.txt` read `a.txt`,
+    and `new/../f.txt` make the directory `new` on the way to writing `f.txt`."""
+    if not stat.S_ISDIR(os.stat(real).st_mode):  # OSError (ENOENT, ELOOP, ...) as the OS's
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+
+
 def _special(mode: int) -> str | None:
     """What a file that is neither a regular file nor a directory is, for a refusal."""
     if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
@@ -256,9 +265,7 @@ class Filesystem(Middleware):
         depth = 0
         for name in Path(joined).relative_to(self.root).parts:
             if name == "..":
-                if os.path.lexists(real) and not os.path.isdir(real):
-                    # the OS goes up only from a directory: `a.txt/..` is ENOTDIR
-                    raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+                _require_directory(real)
                 depth -= 1
                 if depth < 0:
                     raise FilesystemError(f"path {path!r} is outside the root")
