@@ -14,6 +14,7 @@ import enum
 import inspect
 import json
 import math
+import sys
 import types
 import typing
 from collections.abc import Callable, Hashable, Iterable, Mapping
@@ -338,11 +339,38 @@ def _is_class_with_names(tp: Any) -> bool:
     )
 
 
+def class_hints(cls: Any) -> dict[str, Any]:
+    """The type hints of a dataclass or attrs class, a class named by a string inside a
+    generic (`list["Node"]`) resolved too, as `typing.get_type_hints` does from Python 3.11
+    (3.10 leaves the string)."""
+    hints = typing.get_type_hints(cls)
+    if not any(_names_a_class(tp) for tp in hints.values()):
+        return hints
+    names = {**vars(sys.modules.get(cls.__module__, types)), cls.__name__: cls}
+    return {name: _resolved(tp, names) for name, tp in hints.items()}
+
+
+def _resolved(tp: Any, names: dict[str, Any]) -> Any:
+    if isinstance(tp, typing.ForwardRef):
+        tp = tp.__forward_arg__
+    if isinstance(tp, str):
+        return _resolved(eval(tp, names), names)  # as get_type_hints reads a string
+    args = typing.get_args(tp)
+    if not any(_names_a_class(arg) for arg in args) or typing.get_origin(tp) is Literal:
+        return tp
+    fresh = tuple(_resolved(arg, names) for arg in args)
+    if is_union(tp):
+        return Union[fresh]  # (the members given as a tuple)
+    if isinstance(tp, types.GenericAlias):
+        return types.GenericAlias(typing.get_origin(tp), fresh)
+    return tp.copy_with(fresh)
+
+
 def _class_with_names(cls: Any) -> Callable[[Any, Any], Any]:
     """A dataclass or attrs class whose fields name classes by strings: those fields are
     structured as their resolved types (as the tool's schema shows them)."""
     try:
-        hints = typing.get_type_hints(cls)
+        hints = class_hints(cls)
     except Exception:  # a name that resolves nowhere: cattrs says which
         hints = {}
     fields: dict[str, Any] = {  # (typed loosely: the keywords are field names)

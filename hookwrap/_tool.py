@@ -20,7 +20,7 @@ from ._convert import UnparsedArguments, converter
 from ._hooks import describe
 from ._run import current_var
 from ._stages import FROM_TOOL
-from ._strict import is_union, json_text, strict, why_not
+from ._strict import class_hints, is_union, json_text, strict, why_not
 from ._types import ToolCall, ToolSpec
 
 __all__ = ["OnInstance", "ToolArgumentError", "ToolBinding", "instance_of", "schema_of"]
@@ -107,7 +107,7 @@ class _Schemas:
         if cls in self.open:
             return {"$ref": f"#/$defs/{self._name(cls)}"}
         try:
-            hints = typing.get_type_hints(cls)
+            hints = class_hints(cls)
         except Exception as exc:
             raise TypeError(f"cannot read the type hints of {cls!r}: {exc}") from None
         # a field with init=False cannot be passed, so the model is not shown it
