@@ -755,7 +755,12 @@ class ApiClientAdapter(Adapter):
     def request(self, call: Call) -> ModelRequest:
         ex: Exchange = call.args[2]
         options = call.args[1]
-        body = _body(options) if options.extra_json else options.json_data
+        body = options.json_data
+        if options.extra_json:
+            # the view gets the merged copy: a generator it read must be put back in the
+            # SDK's own body, which it sends (with `extra_body` merged in) as the hooks saw it
+            ex.wire.settle(body)
+            body = _body(options)
         request = ex.wire.view(body, call)
         call.request = request
         return request

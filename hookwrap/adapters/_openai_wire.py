@@ -1642,12 +1642,19 @@ class ResponsesWire(Wire):
                 settle_item(item)
         return Event(event.event, fixed) if changed else event
 
-    def view(self, body: Mapping[str, Any], raw: Any) -> ModelRequest:
-        """`Wire.view`. An `input` or `tools` given as a generator (or another iterable
+    def settle(self, body: Mapping[str, Any]) -> None:
+        """`Wire.settle`. An `input` or `tools` given as a generator (or another iterable
         but a list or tuple) is read into a list at once, in `body` itself, the SDK's own
         body, which it sends as it is when no hook changes anything: a generator the view
         was read from would leave it nothing to send (and the SDK sends a generator
         `input` as no JSON at all)."""
+        arrays = _resp_arrays(body)
+        if arrays and isinstance(body, MutableMapping):
+            body.update(arrays)
+
+    def view(self, body: Mapping[str, Any], raw: Any) -> ModelRequest:
+        """`Wire.view`, of `body` settled (see `settle`)."""
+        # `settle` written out: every call's view passes here, and a call costs bytecodes
         arrays = _resp_arrays(body)
         if arrays and isinstance(body, MutableMapping):
             body.update(arrays)

@@ -295,12 +295,16 @@ class Wire:
         """The neutral request for a JSON body (`raw` left unset)."""
         raise NotImplementedError
 
+    def settle(self, body: Mapping[str, Any]) -> None:
+        """Read into lists, in `body` itself (the SDK's own, which it sends when no hook
+        changes anything), the iterables the SDK takes that can be read only once (a
+        generator of messages): the SDK then sends what the hooks saw. Nothing for most
+        wires. `view` does this to the body it is given; a caller that hands `view` a copy
+        (the body with `extra_body` merged in) settles the SDK's own body first."""
+
     def view(self, body: Mapping[str, Any], raw: Any) -> ModelRequest:
         """`request(body)` with `raw` set, its messages, tools and options read from `body`
-        the first time a hook looks at one of them. A wire may first read into lists, in
-        `body` itself (the SDK's own, which it sends when no hook changes anything), the
-        iterables the SDK takes that can be read only once (a generator of messages): the
-        SDK then sends what the hooks saw."""
+        the first time a hook looks at one of them. A wire may first `settle` `body`."""
         model = body.get("model")
         made: ModelRequest = deferred_request(
             model if isinstance(model, str) else None,
