@@ -1120,9 +1120,11 @@ def _close(chunks: Any, call: Call) -> None:
     """Close the stream the caller saw, then the model's own (a hook may not pass it on)
     that are still open (read after: closing the first lets go of those it closed)."""
     _close_one(chunks)
-    for stream in tuple(call.extra or ()):
-        if _still_open(stream, call):
-            _close_one(stream)
+    extra = call.extra
+    if extra:
+        for stream in tuple(extra):
+            if call.extra is extra or _still_open(stream, call):  # (`let_go` makes a new list)
+                _close_one(stream)
 
 
 def _close_one(stream: Any) -> None:
@@ -1135,9 +1137,11 @@ def _close_one(stream: Any) -> None:
 
 async def _aclose(chunks: Any, call: Call) -> None:
     await _aclose_one(chunks)
-    for stream in tuple(call.extra or ()):
-        if _still_open(stream, call):
-            await _aclose_one(stream)
+    extra = call.extra
+    if extra:
+        for stream in tuple(extra):
+            if call.extra is extra or _still_open(stream, call):
+                await _aclose_one(stream)
 
 
 def _still_open(stream: Any, call: Call) -> bool:

@@ -73,6 +73,8 @@ def recorder(seen: list[hw.ModelRequest], change: bool) -> Any:
 
     @hw.before_model
     def look(request: hw.ModelRequest) -> hw.ModelRequest:
+        assert request.messages is not None  # read here, before the call is sent
+        assert request.tools is not None
         seen.append(request)
         if not change:
             return request

@@ -35,6 +35,7 @@ from .._types import (
     new_usage,
 )
 from ._wire import (
+    ARRAY_CLASSES,
     NOTE,
     Event,
     Framer,
@@ -77,11 +78,12 @@ def _seq(value: Any) -> list[Any]:
     return list(cast("Iterable[Any]", value)) if isinstance(value, (list, tuple)) else []
 
 
-def _arrays(body: Mapping[str, Any]) -> dict[str, Any]:
+def _arrays(body: Mapping[str, Any], deep: bool = True) -> dict[str, Any]:
     """The keys of `body` whose iterables the SDK sends as arrays but a wire does not read
     as they are (a generator of messages, of tools, of a message's blocks, of a tool
     result's blocks), with them read into lists: the SDK's parameters are `Iterable`s.
-    Containers the caller owns are copied, never changed. Usually empty."""
+    Containers the caller owns are copied, never changed. Usually empty. Not `deep`: the
+    top-level ones only (every call reads those; the blocks, a hook that reads the view)."""
     out: dict[str, Any] = {}
     for key in ("system", "tools"):
         items = array_of(body.get(key))
@@ -89,8 +91,10 @@ def _arrays(body: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = items
     given = body.get("messages")
     read = array_of(given)
+    if read is not None:
+        out["messages"] = read
     messages: Any = read if read is not None else given
-    if messages.__class__ is not list and not isinstance(messages, tuple):
+    if not deep or (messages.__class__ is not list and not isinstance(messages, tuple)):
         return out
     items = read
     for k, item in enumerate(cast("Sequence[Any]", messages)):
@@ -936,22 +940,35 @@ class MessagesWire(Wire):
         which it sends as it is when no hook changes anything: the SDK reads a generator as
         it sends it, which would leave nothing for a hook that looks later (`after_model`),
         and a generator the view was read from would leave the SDK nothing to send."""
-        arrays = _arrays(body)
+        arrays = _arrays(body)  # (deep: the view is then read from a copy, see `request`)
         if arrays and isinstance(body, MutableMapping):
             body.update(arrays)
 
     def view(self, body: Mapping[str, Any], raw: Any) -> ModelRequest:
-        """`Wire.view`, of `body` settled (see `settle`)."""
-        # `settle` written out: every call's view passes here, and a call costs bytecodes
-        arrays = _arrays(body)
-        if arrays and isinstance(body, MutableMapping):
-            body.update(arrays)
-        return super().view(body, raw)
+        """`Wire.view`, of `body` settled: its top-level iterables read (see `settle`; a
+        message's blocks are read with the view, in `request`)."""
+        get = body.get  # every call's view passes here: classes told before, told at once
+        told = ARRAY_CLASSES.get
+        if not (
+            told(get("messages").__class__) is False
+            and told(get("tools").__class__) is False
+            and told(get("system").__class__) is False
+        ):
+            arrays = _arrays(body, False)
+            if arrays and isinstance(body, MutableMapping):
+                body.update(arrays)
+        return Wire.view(self, body, raw)
 
     def request(self, body: Mapping[str, Any]) -> ModelRequest:
         """Iterables that are not lists or tuples are read (see `_arrays`), a generator
-        once (`view` puts them back in the body)."""
-        body = _settled(body)
+        once: the top-level ones as the call starts (`view`), a message's blocks here, as
+        a hook first reads the view, put back in the body the SDK sends too."""
+        arrays = _arrays(body)
+        if arrays:
+            if isinstance(body, MutableMapping):
+                body.update(arrays)
+            else:
+                body = {**body, **arrays}
         model = body.get("model")
         made: ModelRequest = new_request(
             _messages(body),

@@ -265,9 +265,9 @@ def array_of(value: Any) -> list[Any] | None:
     iterator, a set, a dict view. None for anything else. A one-shot iterator is read here
     once: the caller puts the list in its place (see the wires' `view`)."""
     cls = value.__class__
-    array = _ARRAYS.get(cls)
+    array = ARRAY_CLASSES.get(cls)
     if array is None:  # told once per class: every request asks for a few values
-        array = _ARRAYS[cls] = _is_array(cls)
+        array = ARRAY_CLASSES[cls] = _is_array(cls)
     return list(value) if array else None
 
 
@@ -277,9 +277,9 @@ def _is_array(cls: type) -> bool:
     return issubclass(cls, (Iterator, Sequence, Set, MappingView))
 
 
-# class -> whether `array_of` reads its values
-_ARRAYS: dict[type, bool] = dict.fromkeys((str, int, float, bool, dict, list, tuple), False)
-_ARRAYS[type(None)] = False
+# class -> whether `array_of` reads its values (False: told, none to read)
+ARRAY_CLASSES: dict[type, bool] = dict.fromkeys((str, int, float, bool, dict, list, tuple), False)
+ARRAY_CLASSES[type(None)] = False
 
 
 class Wire:
