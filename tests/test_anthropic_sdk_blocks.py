@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from iterable_requests import redactor
 
 import hookwrap as hw
 from hookwrap.testing import FakeProvider
@@ -66,20 +67,6 @@ def hooked(mode: str, messages: list[Any], hook: Any) -> dict[str, Any]:
     send(client, mode, messages)
     body: dict[str, Any] = provider.requests[-1].body
     return body
-
-
-def redactor(seen: list[tuple[hw.Message, ...]]) -> Any:
-    @hw.before_model
-    def redact(request: hw.ModelRequest) -> hw.ModelRequest:
-        seen.append(request.messages)
-        return request.replace(
-            messages=tuple(
-                m.replace(content=m.text.replace("secret", "XXX")) if m.role == "assistant" else m
-                for m in request.messages
-            )
-        )
-
-    return redact
 
 
 @pytest.mark.parametrize("mode", MODES)

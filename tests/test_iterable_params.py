@@ -6,41 +6,22 @@ and what goes out when no hook changes anything is what the SDK sends without ho
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
+from iterable_requests import (
+    RESULT_BLOCKS,
+    SHAPES,
+    SYSTEM,
+    anthropic_kwargs,
+    redactor,
+)
 
 import hookwrap as hw
 from hookwrap.testing import FakeProvider
 
 pytest.importorskip("anthropic")
 pytest.importorskip("openai")
-
-Shape = Callable[[list[Any]], Iterable[Any]]
-SHAPES: dict[str, Shape] = {"tuple": tuple, "generator": lambda items: (x for x in items)}
-
-TOOLS = [{"name": "calc", "input_schema": {"type": "object"}}]
-SYSTEM = [{"type": "text", "text": "Be brief."}]
-CALL = {"type": "tool_use", "id": "t1", "name": "calc", "input": {"q": "2+2"}}
-RESULT_BLOCKS = [{"type": "text", "text": "4"}]
-
-
-def anthropic_kwargs(shape: Shape) -> dict[str, Any]:
-    """A request whose every iterable parameter is given in `shape` (a list for `list`)."""
-    result = {"type": "tool_result", "tool_use_id": "t1", "content": shape(RESULT_BLOCKS)}
-    messages = [
-        {"role": "user", "content": shape([{"type": "text", "text": "What is 2+2?"}])},
-        {"role": "assistant", "content": [CALL]},
-        {"role": "user", "content": [result]},
-    ]
-    return {
-        "model": "m",
-        "max_tokens": 5,
-        "system": shape(SYSTEM),
-        "messages": shape(messages),
-        "tools": shape(TOOLS),
-    }
 
 
 def send_anthropic(client: Any, mode: str, kwargs: dict[str, Any]) -> None:
@@ -170,17 +151,7 @@ def test_responses_output_items_in_an_input_tuple_are_seen_and_redacted() -> Non
     output = FakeProvider([answer]).openai().responses.create(model="m", input="hi").output
     result = {"type": "function_call_output", "call_id": "call_1", "output": "42"}
     seen: list[tuple[hw.Message, ...]] = []
-
-    @hw.before_model
-    def redact(request: hw.ModelRequest) -> hw.ModelRequest:
-        seen.append(request.messages)
-        return request.replace(
-            messages=tuple(
-                m.replace(content=m.text.replace("secret", "XXX")) if m.role == "assistant" else m
-                for m in request.messages
-            )
-        )
-
+    redact = redactor(seen)
     as_tuple = responses_through(redact, (*INPUT, *output, result), None)
     as_list = responses_through(redact, [*INPUT, *output, result], None)
     assert seen[0] == seen[1]

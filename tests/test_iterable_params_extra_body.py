@@ -7,10 +7,11 @@ so a generator read for that copy must still reach the body the SDK sends."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
+from iterable_requests import RESULT_BLOCKS, SHAPES, SYSTEM, Shape
+from iterable_requests import anthropic_kwargs as _kwargs
 
 import hookwrap as hw
 from hookwrap.testing import FakeProvider
@@ -18,32 +19,12 @@ from hookwrap.testing import FakeProvider
 pytest.importorskip("anthropic")
 pytest.importorskip("openai")
 
-Shape = Callable[[list[Any]], Iterable[Any]]
-SHAPES: dict[str, Shape] = {"tuple": tuple, "generator": lambda items: (x for x in items)}
 EXTRA = {"vendor_flag": "from the caller"}
-
-TOOLS = [{"name": "calc", "input_schema": {"type": "object"}}]
-SYSTEM = [{"type": "text", "text": "Be brief."}]
-CALL = {"type": "tool_use", "id": "t1", "name": "calc", "input": {"q": "2+2"}}
-RESULT_BLOCKS = [{"type": "text", "text": "4"}]
 
 
 def anthropic_kwargs(shape: Shape) -> dict[str, Any]:
     """A request whose every iterable parameter is given in `shape`, with `extra_body`."""
-    result = {"type": "tool_result", "tool_use_id": "t1", "content": shape(RESULT_BLOCKS)}
-    messages = [
-        {"role": "user", "content": shape([{"type": "text", "text": "What is 2+2?"}])},
-        {"role": "assistant", "content": [CALL]},
-        {"role": "user", "content": [result]},
-    ]
-    return {
-        "model": "m",
-        "max_tokens": 5,
-        "system": shape(SYSTEM),
-        "messages": shape(messages),
-        "tools": shape(TOOLS),
-        "extra_body": dict(EXTRA),
-    }
+    return _kwargs(shape, extra_body=dict(EXTRA))
 
 
 @hw.after_model

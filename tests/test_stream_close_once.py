@@ -83,6 +83,22 @@ def test_a_failing_cleanup_on_an_early_aclose_ends_the_run_with_its_error() -> N
     assert events == [("on_error", "ValueError('cleanup failed')")]
 
 
+def _own_async_stream() -> Any:
+    """A wrap hook handing on the model's chunks through an async generator of its own."""
+
+    @hw.wrap_model
+    async def own(request: hw.ModelRequest, call_next: Any) -> Any:
+        stream = await call_next(request)
+
+        async def chunks() -> Any:
+            async for chunk in stream:
+                yield chunk
+
+        return chunks()
+
+    return own
+
+
 class Body:
     """An iterator over a connection, as an HTTP body is: close() gives it back, so a
     second close() would give back a connection another call holds by then."""
@@ -173,15 +189,7 @@ def test_an_async_early_close_through_a_hooks_stream_leaves_the_loop_no_error(
             await asyncio.sleep(0.001)  # an HTTP body's cleanup awaits
             cleaned.append("model")
 
-    @hw.wrap_model
-    async def passing_on(request: hw.ModelRequest, call_next: Any) -> Any:
-        stream = await call_next(request)
-
-        async def chunks() -> Any:
-            async for chunk in stream:
-                yield chunk
-
-        return chunks()
+    passing_on = _own_async_stream()
 
     events: list[Any] = []
     errors: list[Any] = []
@@ -218,16 +226,7 @@ def test_the_model_stream_is_closed_once_through_a_hooks_own_stream() -> None:
 
 
 def test_the_model_async_stream_is_closed_once_through_a_hooks_own_stream() -> None:
-    @hw.wrap_model
-    async def own(request: hw.ModelRequest, call_next: Any) -> Any:
-        stream = await call_next(request)
-
-        async def chunks() -> Any:
-            async for chunk in stream:
-                yield chunk
-
-        return chunks()
-
+    own = _own_async_stream()
     closes: list[str] = []
 
     async def model(messages: Any) -> Any:
