@@ -215,3 +215,22 @@ def test_responses_a_hooks_change_with_extra_body_keeps_the_callers_input(
     assert body["input"][0] == INPUT[0]
     assert body["input"][-1]["content"] == "P.S. be brief"
     assert [t["name"] for t in body["tools"]] == ["calc", "extra"]
+
+
+@pytest.mark.parametrize("kind", ["leave", "read"])
+def test_a_generator_inside_extra_body_goes_out_as_read(kind: str) -> None:
+    """A generator the caller put in `extra_body` itself: read once, into a copy of it (the
+    caller's dict is left as it was), and sent."""
+    tools = [{"name": "calc", "input_schema": {"type": "object"}}]
+    extra: dict[str, Any] = {"tools": (t for t in tools)}
+    given = extra["tools"]
+    seen: list[hw.ModelRequest] = []
+    provider = FakeProvider(["done"])
+    client = hw.wrap(provider.anthropic(), use=[hook(kind, seen)])
+    client.messages.create(
+        model="m", max_tokens=5, messages=[{"role": "user", "content": "hi"}], extra_body=extra
+    )
+    assert provider.requests[-1].body["tools"] == tools
+    assert extra["tools"] is given  # the caller's dict keeps its own value
+    if kind == "read":
+        assert [t.name for t in seen[0].tools] == ["calc"]

@@ -758,8 +758,12 @@ class ApiClientAdapter(Adapter):
         body = options.json_data
         if options.extra_json:
             # the view gets the merged copy: a generator it read must be put back in the
-            # SDK's own body, which it sends (with `extra_body` merged in) as the hooks saw it
+            # SDK's own body, which it sends (with `extra_body` merged in) as the hooks saw
+            # it; one in `extra_body` goes in a copy of it (the caller's dict is theirs)
             ex.wire.settle(body)
+            extra = dict(options.extra_json)
+            ex.wire.settle(extra)
+            options.extra_json = extra
             body = _body(options)
         request = ex.wire.view(body, call)
         call.request = request

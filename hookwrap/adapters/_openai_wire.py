@@ -37,6 +37,7 @@ from .._types import (
     new_usage,
 )
 from ._wire import (
+    ARRAY_CLASSES,
     NOTE,
     Event,
     Framer,
@@ -1654,11 +1655,13 @@ class ResponsesWire(Wire):
 
     def view(self, body: Mapping[str, Any], raw: Any) -> ModelRequest:
         """`Wire.view`, of `body` settled (see `settle`)."""
-        # `settle` written out: every call's view passes here, and a call costs bytecodes
-        arrays = _resp_arrays(body)
-        if arrays and isinstance(body, MutableMapping):
-            body.update(arrays)
-        return super().view(body, raw)
+        get = body.get  # every call's view passes here: classes told before, told at once
+        told = ARRAY_CLASSES.get
+        if not (told(get("input").__class__) is False and told(get("tools").__class__) is False):
+            arrays = _resp_arrays(body)
+            if arrays and isinstance(body, MutableMapping):
+                body.update(arrays)
+        return Wire.view(self, body, raw)
 
     def _read(
         self, body: Mapping[str, Any]
