@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 from ._adapter import is_stream
 from ._errors import Aborted, Interrupt, add_note
@@ -376,15 +376,18 @@ def _failed_stream(hook: Hook, exc: BaseException, call: Any) -> bool:
     return True
 
 
-def _not_a_chunk(hook: Hook, item: Any, stream: Any) -> NoReturn:
+def _not_a_chunk(hook: Hook, item: Any) -> TypeError:
     """A fail-open hook's stream handed on something else than a Chunk: its failure, left
-    out as an error of its would be (its stream, given, is closed first)."""
+    out as an error of its would be (its stream closed first)."""
+    return TypeError(
+        f"{hook.label} streamed {type(item).__name__} ({item!r:.80}); expected Chunk objects"
+    )
+
+
+def _close_stream(stream: Any) -> None:
     close = getattr(stream, "close", None)
     if close is not None:
         close()
-    raise TypeError(
-        f"{hook.label} streamed {type(item).__name__} ({item!r:.80}); expected Chunk objects"
-    )
 
 
 def guarded(hook: Hook, stream: Iterator[Any], call: Any, rest: _Rest | None) -> Iterator[Any]:
@@ -398,14 +401,13 @@ def guarded(hook: Hook, stream: Iterator[Any], call: Any, rest: _Rest | None) ->
             rest.reading()
             for item in stream:
                 if item.__class__ is not Chunk:
-                    _not_a_chunk(hook, item, stream)
+                    _close_stream(stream)
+                    raise _not_a_chunk(hook, item)
                 rest.answered()
                 yield item
     except GeneratorExit:
         if rest is not None and hook.spec.fail_open:
-            close = getattr(stream, "close", None)
-            if close is not None:
-                close()
+            _close_stream(stream)
         raise
     except BaseException as exc:
         if not _failed_stream(hook, exc, call) or rest is None:
@@ -439,7 +441,7 @@ async def aguarded(
                 if rest is not None:
                     if item.__class__ is not Chunk and hook.spec.fail_open:
                         await _aclose_stream(stream)
-                        _not_a_chunk(hook, item, None)
+                        raise _not_a_chunk(hook, item)
                     rest.answered()
                 yield item
         except GeneratorExit:

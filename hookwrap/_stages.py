@@ -46,11 +46,7 @@ def failed(hook: Hook, exc: BaseException, first: BaseException | None) -> BaseE
     try:
         if not isinstance(exc, Exception):
             raise exc
-        if (
-            hook.spec.fail_open
-            and isinstance(exc, Exception)
-            and not isinstance(exc, (Aborted, Interrupt))
-        ):
+        if hook.spec.fail_open and not isinstance(exc, (Aborted, Interrupt)):
             log.error("fail-open %s failed; skipped", hook.label, exc_info=exc)
             return first
         add_note(exc, hook.note())

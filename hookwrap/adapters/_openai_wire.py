@@ -1658,9 +1658,7 @@ class ResponsesWire(Wire):
         get = body.get  # every call's view passes here: classes told before, told at once
         told = ARRAY_CLASSES.get
         if not (told(get("input").__class__) is False and told(get("tools").__class__) is False):
-            arrays = _resp_arrays(body)
-            if arrays and isinstance(body, MutableMapping):
-                body.update(arrays)
+            self.settle(body)
         return Wire.view(self, body, raw)
 
     def _read(
