@@ -139,6 +139,13 @@ class Adapter:
         """The caller's form of a native answer no hook sees (no view of it was made)."""
         return native
 
+    def waits_whole(self, call: Call) -> bool:
+        """Whether the caller of `call` waits for a whole answer, whatever the hooks do, so
+        a stream a wrap hook answers is no answer to it. An SDK call says so by its own
+        `stream` argument (its native result types differ)."""
+        asked = call.request
+        return asked is not None and not asked.stream
+
     def chunks(self, native: Any, call: Call | None) -> Iterator[Chunk]:
         """Neutral chunks of a native sync stream, closing it when closed."""
         raise NotImplementedError

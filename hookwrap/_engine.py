@@ -349,8 +349,12 @@ class ModelEngine(_Shared):
                 if not hasattr(value.__class__, step):
                     raise bad_return(hook, value, f"{shape} iterator of Chunks in this call")
                 call = None if request is None else request.raw
-                if isinstance(call, Call) and _hooks_own(value, call):
-                    return guard(hook, value, call, rest)
+                if isinstance(call, Call):
+                    # (an agent, or a `Fallback` asking another model, reads either)
+                    if not self.answers_parent and adapter.waits_whole(call):
+                        raise bad_return(hook, value, "a response: this call does not stream")
+                    if _hooks_own(value, call):
+                        return guard(hook, value, call, rest)
                 return value
             if value is None:
                 raise bad_return(
@@ -570,9 +574,12 @@ class ModelEngine(_Shared):
             else:
                 response = self._responded(answered, request, call)
             if not isinstance(response, ModelResponse):
-                stream = self._stream(ctx, request, response, call, parent)
-                next(stream)
-                return self.adapter.stream_result(stream, call)
+                if not (self.answers_parent and self.adapter.waits_whole(call)):
+                    stream = self._stream(ctx, request, response, call, parent)
+                    next(stream)
+                    return self.adapter.stream_result(stream, call)
+                # a hook's stream for an agent's whole call (it reads either): read whole
+                response = assemble(list(response), request.model)
             ctx.phase = "after_model"
             usage = None
             if ctx._run is not None or self.usage:  # pyright: ignore[reportPrivateUsage]
@@ -813,9 +820,11 @@ class ModelEngine(_Shared):
             else:
                 response = await self._aresponded(answered, request, call)
             if not isinstance(response, ModelResponse):
-                stream = self._astream(ctx, request, response, call, parent)
-                await stream.asend(None)
-                return self.adapter.stream_result(stream, call)
+                if not (self.answers_parent and self.adapter.waits_whole(call)):
+                    stream = self._astream(ctx, request, response, call, parent)
+                    await stream.asend(None)
+                    return self.adapter.stream_result(stream, call)
+                response = assemble([chunk async for chunk in response], request.model)
             ctx.phase = "after_model"
             usage = None
             if ctx._run is not None or self.usage:  # pyright: ignore[reportPrivateUsage]

@@ -74,6 +74,30 @@ _ASYNC_STREAM = re.compile(r"\bAsync(?:Iterator|Iterable|Generator)\b")
 _STREAM_NAME = re.compile(r"(?:[\w.]*\.)?(?:Async)?(?:Iterator|Iterable|Generator)\b")
 
 
+def _names_whole(fn: Callable[..., Any]) -> bool:
+    """Whether `fn`'s return annotation names one whole answer and nothing else: a `str`, a
+    mapping, a `Message` or a `ModelResponse` (`Optional`, `Annotated` looked through), not a
+    stream, a union of several or something that cannot be resolved."""
+    try:
+        ret: Any = inspect.signature(fn, eval_str=True).return_annotation
+    except Exception:  # a name that cannot be resolved
+        return False
+    while True:
+        origin = typing.get_origin(ret)
+        args = typing.get_args(ret)
+        if origin is Annotated:
+            ret = args[0]
+        elif origin is Union or origin is UnionType:
+            rest = [a for a in args if a is not type(None)]
+            if len(rest) != 1:
+                return False
+            ret = rest[0]
+        else:
+            break
+    form = typing.get_origin(ret) or ret
+    return isinstance(form, type) and issubclass(form, (str, Mapping, Message, ModelResponse))
+
+
 def _return_annotation(fn: Callable[..., Any]) -> tuple[Kind, bool]:
     """The form of `fn`'s answer that its return annotation names, and whether it names a
     stream of them (an iterator, iterable or generator, sync or async): a `Respond`ed
@@ -141,6 +165,7 @@ class FunctionAdapter(Adapter):
         "streams",
         "var_kw",
         "whole",
+        "whole_named",
     )
 
     def __init__(self, fn: Callable[..., Any], argument: str | None = None) -> None:
@@ -159,6 +184,7 @@ class FunctionAdapter(Adapter):
             for f in (fn, type(fn).__call__ if callable(fn) else None)
         )
         self.streams = annotated or generates
+        self.whole_named = not generates and _names_whole(fn)
         # `-> Iterable[str]` may return a list: its items are the stream (a sync one: an
         # `AsyncIterable` must be an async iterator, which a list is not)
         self.iterables = (
@@ -466,6 +492,18 @@ class FunctionAdapter(Adapter):
             call.result = native
             call.response = response
         return response
+
+    def waits_whole(self, call: Call) -> bool:
+        """A function's caller waits for a whole answer when the function answered this
+        call whole (its answer decides the shape of the call), or, the function not asked
+        yet, when its return annotation names a whole answer; unless the call asked for a
+        stream or the function streamed."""
+        if self.streams or call.extra is not None:  # it streams, or it did in this call
+            return False
+        asked = call.request
+        if asked is not None and asked.stream:
+            return False
+        return self.whole_named or call.response is not None
 
     def passthrough(self, native: Any, call: Call) -> Any:
         if native.__class__ is not str:  # the usual answer needs no check
