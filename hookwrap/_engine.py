@@ -417,7 +417,10 @@ class ModelEngine(_Shared):
                 chunks = adapter.chunks(native, call)
                 _made(call, chunks, native)
                 if not (self.raw_direct or adapter.notes_chunks) and isinstance(call, Call):
-                    return _recorded(chunks, call)
+                    # (kept open by the call, not by a hook reading it: closing the call
+                    # closes it, and a cleanup error is raised there, not lost in a finalizer)
+                    chunks = _recorded(chunks, call)
+                    _opened(call, chunks)
                 return chunks
             return adapter.response(native, call) if view else native
         except BaseException as exc:
@@ -450,7 +453,8 @@ class ModelEngine(_Shared):
                 chunks = adapter.achunks(native, call)
                 _made(call, chunks, native)
                 if not (self.raw_direct or adapter.notes_chunks) and isinstance(call, Call):
-                    return _arecorded(chunks, call)
+                    chunks = _arecorded(chunks, call)
+                    _opened(call, chunks)
                 return chunks
             return adapter.response(native, call) if view else native
         except BaseException as exc:
