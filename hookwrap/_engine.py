@@ -389,10 +389,11 @@ class ModelEngine(_Shared):
 
         self.coerce = coerce
         self.answer = answer
+        wraps = chain["wrap_model"]
         if is_async:
-            self.onion: Any = build_async(chain["wrap_model"], self._inner_async, coerce)
+            self.onion: Any = build_async(wraps, self._inner_async, coerce, self._aresponded)
         else:
-            self.onion = build(chain["wrap_model"], self._inner, coerce)
+            self.onion = build(wraps, self._inner, coerce, self._responded)
 
     # -- innermost --------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
-from ._adapter import is_stream
+from ._adapter import Call, is_stream
 from ._errors import Aborted, Interrupt, add_note
 from ._run import current_var
 from ._stack import Hook, tell
@@ -28,6 +28,7 @@ AsyncInner = Callable[[Any], Awaitable[Any]]
 # the layer's `request`, a stream the hook made is read through `guarded`; `rest` is what a
 # fail-open hook's stream leaves once it failed)
 Coerce = Callable[..., Any]
+Streamed = Callable[[ModelResponse, ModelRequest, Call], Any]
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 _REQUESTS = (ModelRequest, ToolCall)
@@ -78,19 +79,70 @@ def as_call_next(fn: _F) -> _F:
     return fn
 
 
-def build(wraps: tuple[Hook, ...], inner: Inner, coerce: Coerce) -> Inner:
-    """The sync onion: `wraps[0]` is outermost."""
+def build(
+    wraps: tuple[Hook, ...], inner: Inner, coerce: Coerce, streamed: Streamed | None = None
+) -> Inner:
+    """The sync onion: `wraps[0]` is outermost. `streamed(response, request, call)` is a
+    whole answer as a streamed call returns it (a model onion's)."""
     for hook in reversed(wraps):
         if hook.spec.form == "generator":
             inner = _generator_layer(hook, inner, coerce)
-        elif hook.spec.fail_open:
-            inner = _forgiving_layer(hook, inner, coerce)
         else:
-            inner = _layer(hook, inner, coerce)
+            given = inner
+            if streamed is not None and _is_stream_hook(hook):
+                given = _streams_only(hook, inner, streamed)
+            if hook.spec.fail_open:
+                inner = _forgiving_layer(hook, given, coerce)
+            else:
+                inner = _layer(hook, given, coerce)
         if hook.trace:
             inner = _traced_layer(hook, inner)
         as_call_next(inner)
     return inner
+
+
+def _is_stream_hook(hook: Hook) -> bool:
+    """A `call_next` hook that is a generator function: it answers a stream, always."""
+    target = hook.target
+    return inspect.isgeneratorfunction(target) or inspect.isasyncgenfunction(target)
+
+
+def _no_stream(hook: Hook, request: Any) -> TypeError:
+    does = "" if getattr(request, "stream", False) else ": this call does not stream"
+    return TypeError(
+        f"{hook.label} is a generator function, which answers a stream, but its call_next "
+        f"gave a whole answer (a ModelResponse){does}. To serve whole answers too, return "
+        "call_next's answer when it is a ModelResponse, or use the generator form "
+        "(`response = yield request`)"
+    )
+
+
+def _streams_only(hook: Hook, inner: Inner, streamed: Streamed) -> Inner:
+    """`call_next` for a hook that can hand on only a stream: an inner layer's whole answer
+    in a streamed call is given as its stream; in a call that does not stream, it is the
+    hook's error, said clearly (not Python's "object is not iterable")."""
+
+    def streams_only(request: Any) -> Any:
+        answer = inner(request)
+        if isinstance(answer, ModelResponse):
+            if not (request.stream and isinstance(request.raw, Call)):
+                raise _no_stream(hook, request)
+            return streamed(answer, request, request.raw)
+        return answer
+
+    return as_call_next(streams_only)
+
+
+def _astreams_only(hook: Hook, inner: AsyncInner, streamed: Streamed) -> AsyncInner:
+    async def streams_only(request: Any) -> Any:
+        answer = await inner(request)
+        if isinstance(answer, ModelResponse):
+            if not (request.stream and isinstance(request.raw, Call)):
+                raise _no_stream(hook, request)
+            return await streamed(answer, request, request.raw)
+        return answer
+
+    return as_call_next(streams_only)
 
 
 def _traced_layer(hook: Hook, layer: Inner) -> Inner:
@@ -532,8 +584,11 @@ def _swallowed(
 # -- async ----------------------------------------------------------------------------------
 
 
-def build_async(wraps: tuple[Hook, ...], inner: AsyncInner, coerce: Coerce) -> AsyncInner:
-    """The async onion; generator-form hooks may be sync or async generators."""
+def build_async(
+    wraps: tuple[Hook, ...], inner: AsyncInner, coerce: Coerce, streamed: Streamed | None = None
+) -> AsyncInner:
+    """The async onion; generator-form hooks may be sync or async generators. `streamed`
+    is awaited (see `build`)."""
     for hook in reversed(wraps):
         if hook.spec.form == "generator":
             if inspect.isasyncgenfunction(hook.target):
@@ -541,7 +596,10 @@ def build_async(wraps: tuple[Hook, ...], inner: AsyncInner, coerce: Coerce) -> A
             else:
                 inner = _sgen_layer(hook, inner, coerce)
         else:
-            inner = _alayer(hook, inner, coerce)
+            given = inner
+            if streamed is not None and _is_stream_hook(hook):
+                given = _astreams_only(hook, inner, streamed)
+            inner = _alayer(hook, given, coerce)
         if hook.trace:
             inner = _atraced_layer(hook, inner)
         as_call_next(inner)
