@@ -391,9 +391,9 @@ class ModelEngine(_Shared):
         self.answer = answer
         wraps = chain["wrap_model"]
         if is_async:
-            self.onion: Any = build_async(wraps, self._inner_async, coerce, self._aresponded)
+            self.onion: Any = build_async(wraps, self._inner_async, coerce, self._as_astream)
         else:
-            self.onion = build(wraps, self._inner, coerce, self._responded)
+            self.onion = build(wraps, self._inner, coerce, self._as_stream)
 
     # -- innermost --------------------------------------------------------------------------
 
@@ -516,16 +516,19 @@ class ModelEngine(_Shared):
         )
 
     def _responded(self, response: ModelResponse, request: ModelRequest, call: Call) -> Any:
-        """A whole answer given instead of the model's, as this call returns it (a stream
-        made of it names its model, as the answer does, to the hooks at its end)."""
-        if not request.stream:
-            return response
+        """A whole answer given instead of the model's, as this call returns it."""
+        return self._as_stream(response, request, call) if request.stream else response
+
+    async def _aresponded(self, response: ModelResponse, request: ModelRequest, call: Call) -> Any:
+        return self._as_astream(response, request, call) if request.stream else response
+
+    def _as_stream(self, response: ModelResponse, request: ModelRequest, call: Call) -> Any:
+        """A whole answer as a stream of chunks (it names its model, as the answer does, to
+        the hooks at its end)."""
         call.answered = response.model
         return iter(self.adapter.respond_chunks(response, request))
 
-    async def _aresponded(self, response: ModelResponse, request: ModelRequest, call: Call) -> Any:
-        if not request.stream:
-            return response
+    def _as_astream(self, response: ModelResponse, request: ModelRequest, call: Call) -> Any:
         call.answered = response.model
         chunks = self.adapter.respond_chunks(response, request)
 

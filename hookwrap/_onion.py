@@ -83,7 +83,7 @@ def build(
     wraps: tuple[Hook, ...], inner: Inner, coerce: Coerce, streamed: Streamed | None = None
 ) -> Inner:
     """The sync onion: `wraps[0]` is outermost. `streamed(response, request, call)` is a
-    whole answer as a streamed call returns it (a model onion's)."""
+    whole answer as a stream of chunks (a model onion's)."""
     for hook in reversed(wraps):
         if hook.spec.form == "generator":
             inner = _generator_layer(hook, inner, coerce)
@@ -119,13 +119,16 @@ def _no_stream(hook: Hook, request: Any) -> TypeError:
 
 def _streams_only(hook: Hook, inner: Inner, streamed: Streamed) -> Inner:
     """`call_next` for a hook that can hand on only a stream: an inner layer's whole answer
-    in a streamed call is given as its stream; in a call that does not stream, it is the
-    hook's error, said clearly (not Python's "object is not iterable")."""
+    in a streamed call is given as its stream. In a call that does not stream it is the
+    hook's error, said clearly (not Python's "object is not iterable"); a fail-open hook,
+    which never breaks the call, is given it as a stream too (the caller already holds
+    the hook's stream, so that is how the answer reaches it)."""
+    forgiving = hook.spec.fail_open
 
     def streams_only(request: Any) -> Any:
         answer = inner(request)
         if isinstance(answer, ModelResponse):
-            if not (request.stream and isinstance(request.raw, Call)):
+            if not ((request.stream or forgiving) and isinstance(request.raw, Call)):
                 raise _no_stream(hook, request)
             return streamed(answer, request, request.raw)
         return answer
@@ -134,12 +137,14 @@ def _streams_only(hook: Hook, inner: Inner, streamed: Streamed) -> Inner:
 
 
 def _astreams_only(hook: Hook, inner: AsyncInner, streamed: Streamed) -> AsyncInner:
+    forgiving = hook.spec.fail_open
+
     async def streams_only(request: Any) -> Any:
         answer = await inner(request)
         if isinstance(answer, ModelResponse):
-            if not (request.stream and isinstance(request.raw, Call)):
+            if not ((request.stream or forgiving) and isinstance(request.raw, Call)):
                 raise _no_stream(hook, request)
-            return await streamed(answer, request, request.raw)
+            return streamed(answer, request, request.raw)
         return answer
 
     return as_call_next(streams_only)
@@ -588,7 +593,7 @@ def build_async(
     wraps: tuple[Hook, ...], inner: AsyncInner, coerce: Coerce, streamed: Streamed | None = None
 ) -> AsyncInner:
     """The async onion; generator-form hooks may be sync or async generators. `streamed`
-    is awaited (see `build`)."""
+    gives an async stream (see `build`)."""
     for hook in reversed(wraps):
         if hook.spec.form == "generator":
             if inspect.isasyncgenfunction(hook.target):

@@ -2,7 +2,8 @@
 always (SPEC §1). When its `call_next` gives a whole answer: in a streamed call (an inner
 hook answered whole) the answer is given to it as a stream; in a call that does not stream,
 it is the hook's `TypeError`, said clearly (it was Python's "'ModelResponse' object is not
-iterable", or, fail-open, an empty stream)."""
+iterable"); a fail-open one, which never breaks the call, is given it as a stream (its
+stream was empty, the answer lost)."""
 
 from __future__ import annotations
 
@@ -70,15 +71,27 @@ def test_an_async_stream_hook_given_a_whole_answer_says_so() -> None:
     asyncio.run(main())
 
 
-def test_a_fail_open_stream_hook_given_a_whole_answer_loses_nothing_silently() -> None:
-    """Its stream was empty, the answer lost; the caller now hears why."""
+def test_a_fail_open_stream_hook_given_a_whole_answer_passes_it_on() -> None:
+    """It never breaks the call: the answer reaches the caller, who holds the hook's stream,
+    as a stream (it was an empty one: the answer was lost)."""
 
     @hw.wrap_model(fail_open=True)
     def audit(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
         yield from call_next(request)
 
-    with pytest.raises(TypeError, match="this call does not stream"):
-        list(hw.model(whole, use=[audit])(USER))
+    assert list(hw.model(whole, use=[audit])(USER)) == ["answer"]
+
+
+def test_an_async_fail_open_stream_hook_given_a_whole_answer_passes_it_on() -> None:
+    @hw.wrap_model(fail_open=True)
+    async def audit(request: hw.ModelRequest, call_next: Any) -> AsyncIterator[hw.Chunk]:
+        async for chunk in await call_next(request):
+            yield chunk
+
+    async def main() -> list[str]:
+        return [text async for text in await hw.model(awhole, use=[audit])(USER)]
+
+    assert asyncio.run(main()) == ["answer"]
 
 
 def test_a_stream_hook_on_a_function_annotated_whole_is_refused_at_the_call() -> None:
