@@ -37,6 +37,7 @@ from ._run import (
     finish_async,
     finish_sync,
     inherit_asked,
+    reads_either,
     start_async,
     start_sync,
 )
@@ -260,24 +261,30 @@ def _native_call(raws: list[Any]) -> Any:
 class _Shared:
     """What model and tool engines both need: the chain and the run bookkeeping."""
 
-    __slots__ = ("chain", "is_async", "lifecycle")
+    __slots__ = ("chain", "either", "is_async", "lifecycle")
 
     def __init__(self, chain: Chain, is_async: bool) -> None:
         self.chain = chain.shaped(is_async)
         self.is_async = is_async
         self.lifecycle = self.chain.any(RUN_KINDS)
+        self.either = False  # whether its caller reads a stream or a whole answer alike
 
     def _open(self, parent: RunContext[Any] | None, phase: Any) -> RunContext[Any]:
         if parent is None:
             run = RunState(is_async=self.is_async, one_call=True) if self.lifecycle else None
-            return RunContext(run, phase, self.is_async)
-        ctx: RunContext[Any] = RunContext(parent.run, phase)
-        inherit_asked(ctx, parent)
-        if _handover.get() is parent:
-            # the target of `parent`'s call, wrapped itself: the same call, one layer in
-            _handover.set(None)
-            ctx._call_id = parent.call_id  # pyright: ignore[reportPrivateUsage]
-            ctx._call_state = parent.call_state  # pyright: ignore[reportPrivateUsage]
+            ctx: RunContext[Any] = RunContext(run, phase, self.is_async)
+        else:
+            ctx = RunContext(parent.run, phase)
+            inherit_asked(ctx, parent)
+            if _handover.get() is parent:
+                # the target of `parent`'s call, wrapped itself: the same call, one layer in
+                _handover.set(None)
+                ctx._call_id = parent.call_id  # pyright: ignore[reportPrivateUsage]
+                ctx._call_state = parent.call_state  # pyright: ignore[reportPrivateUsage]
+                if reads_either(parent):
+                    ctx._either = True  # pyright: ignore[reportPrivateUsage]
+        if self.either:
+            ctx._either = True  # pyright: ignore[reportPrivateUsage]
         return ctx
 
     def _end_sync(
@@ -336,6 +343,7 @@ class ModelEngine(_Shared):
         # a model a `Fallback` or `Agent` asks in place of the call it runs in (hookwrap's
         # caller puts this hook on it): its answer is that call's, and so is its usage
         self.answers_parent = any(h.spec.name == "hookwrap.carry_request" for h in chain.hooks)
+        self.either = self.answers_parent  # (an agent reads a stream or a whole answer alike)
 
         # what a stream from a wrap hook must be in this shape, decided once
         step, shape = ("__anext__", "an async") if is_async else ("__next__", "an")
@@ -351,7 +359,7 @@ class ModelEngine(_Shared):
                 call = None if request is None else request.raw
                 if isinstance(call, Call):
                     # (an agent, or a `Fallback` asking another model, reads either)
-                    if not self.answers_parent and adapter.waits_whole(call):
+                    if adapter.waits_whole(call) and not self._reads_either():
                         raise bad_return(hook, value, "a response: this call does not stream")
                     if _hooks_own(value, call):
                         return guard(hook, value, call, rest)
@@ -515,6 +523,14 @@ class ModelEngine(_Shared):
             f"{other} (a generator function of that kind streams too)"
         )
 
+    def _reads_either(self, ctx: RunContext[Any] | None = None) -> bool:
+        """Whether this call's caller reads a stream or a whole answer alike: it is an
+        agent's or a `Fallback`'s own call of a model, or a layer of such a call's target.
+        (`ctx`: the call's context, else the current one.)"""
+        if ctx is None:
+            ctx = current_var.get()
+        return self.answers_parent or (ctx is not None and reads_either(ctx))
+
     def _responded(self, response: ModelResponse, request: ModelRequest, call: Call) -> Any:
         """A whole answer given instead of the model's, as this call returns it."""
         return self._as_stream(response, request, call) if request.stream else response
@@ -582,7 +598,7 @@ class ModelEngine(_Shared):
             else:
                 response = self._responded(answered, request, call)
             if not isinstance(response, ModelResponse):
-                if not (self.answers_parent and self.adapter.waits_whole(call)):
+                if not (self._reads_either(ctx) and self.adapter.waits_whole(call)):
                     stream = self._stream(ctx, request, response, call, parent)
                     next(stream)
                     return self.adapter.stream_result(stream, call)
@@ -828,7 +844,7 @@ class ModelEngine(_Shared):
             else:
                 response = await self._aresponded(answered, request, call)
             if not isinstance(response, ModelResponse):
-                if not (self.answers_parent and self.adapter.waits_whole(call)):
+                if not (self._reads_either(ctx) and self.adapter.waits_whole(call)):
                     stream = self._astream(ctx, request, response, call, parent)
                     await stream.asend(None)
                     return self.adapter.stream_result(stream, call)

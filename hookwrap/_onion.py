@@ -88,11 +88,11 @@ def build(
         if hook.spec.form == "generator":
             inner = _generator_layer(hook, inner, coerce)
         else:
-            given = inner
+            given = inner  # the hook's call_next
             if streamed is not None and _is_stream_hook(hook):
                 given = _streams_only(hook, inner, streamed)
             if hook.spec.fail_open:
-                inner = _forgiving_layer(hook, given, coerce)
+                inner = _forgiving_layer(hook, inner, coerce, given)
             else:
                 inner = _layer(hook, given, coerce)
         if hook.trace:
@@ -107,43 +107,16 @@ def _is_stream_hook(hook: Hook) -> bool:
     return inspect.isgeneratorfunction(target) or inspect.isasyncgenfunction(target)
 
 
-def _no_stream(hook: Hook, request: Any) -> TypeError:
-    does = "" if getattr(request, "stream", False) else ": this call does not stream"
-    return TypeError(
-        f"{hook.label} is a generator function, which answers a stream, but its call_next "
-        f"gave a whole answer (a ModelResponse){does}. To serve whole answers too, return "
-        "call_next's answer when it is a ModelResponse, or use the generator form "
-        "(`response = yield request`)"
-    )
-
-
 def _streams_only(hook: Hook, inner: Inner, streamed: Streamed) -> Inner:
-    """`call_next` for a hook that can hand on only a stream: an inner layer's whole answer
-    in a streamed call is given as its stream. In a call that does not stream it is the
-    hook's error, said clearly (not Python's "object is not iterable"); a fail-open hook,
-    which never breaks the call, is given it as a stream too (the caller already holds
-    the hook's stream, so that is how the answer reaches it)."""
-    forgiving = hook.spec.fail_open
+    """`call_next` for a hook that answers a stream, always (a generator function): an
+    inner layer's whole answer (a cache's, or the model's in a call whose shape only the
+    model decides) is given to it as the stream of its chunks, not as a `ModelResponse`
+    it could not iterate. (Where the caller waits for a whole answer, the hook's stream
+    is refused when its layer returns it, before it runs: see the engine's `coerce`.)"""
 
     def streams_only(request: Any) -> Any:
         answer = inner(request)
-        if isinstance(answer, ModelResponse):
-            if not ((request.stream or forgiving) and isinstance(request.raw, Call)):
-                raise _no_stream(hook, request)
-            return streamed(answer, request, request.raw)
-        return answer
-
-    return as_call_next(streams_only)
-
-
-def _astreams_only(hook: Hook, inner: AsyncInner, streamed: Streamed) -> AsyncInner:
-    forgiving = hook.spec.fail_open
-
-    async def streams_only(request: Any) -> Any:
-        answer = await inner(request)
-        if isinstance(answer, ModelResponse):
-            if not ((request.stream or forgiving) and isinstance(request.raw, Call)):
-                raise _no_stream(hook, request)
+        if isinstance(answer, ModelResponse) and isinstance(request.raw, Call):
             return streamed(answer, request, request.raw)
         return answer
 
@@ -207,7 +180,9 @@ def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
     return layer
 
 
-def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
+def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce, given: Inner) -> Inner:
+    """A fail-open hook's layer: the hook calls `given` (`inner`, or a stream hook's view
+    of it); once the hook is left out, `inner` answers as if it were not there."""
     fn = hook.fn
 
     def layer(request: Any) -> Any:
@@ -216,7 +191,7 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
         @as_call_next
         def call_next(request: Any) -> Any:
             try:
-                got.append(_taken(hook, inner(request)))
+                got.append(_taken(hook, given(request)))
             except BaseException as exc:
                 _failed(got, exc)
                 raise
@@ -589,6 +564,16 @@ def _swallowed(
 # -- async ----------------------------------------------------------------------------------
 
 
+def _astreams_only(hook: Hook, inner: AsyncInner, streamed: Streamed) -> AsyncInner:
+    async def streams_only(request: Any) -> Any:
+        answer = await inner(request)
+        if isinstance(answer, ModelResponse) and isinstance(request.raw, Call):
+            return streamed(answer, request, request.raw)
+        return answer
+
+    return as_call_next(streams_only)
+
+
 def build_async(
     wraps: tuple[Hook, ...], inner: AsyncInner, coerce: Coerce, streamed: Streamed | None = None
 ) -> AsyncInner:
@@ -601,28 +586,29 @@ def build_async(
             else:
                 inner = _sgen_layer(hook, inner, coerce)
         else:
-            given = inner
+            given = inner  # the hook's call_next
             if streamed is not None and _is_stream_hook(hook):
                 given = _astreams_only(hook, inner, streamed)
-            inner = _alayer(hook, given, coerce)
+            inner = _alayer(hook, inner, coerce, given)
         if hook.trace:
             inner = _atraced_layer(hook, inner)
         as_call_next(inner)
     return inner
 
 
-def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce) -> AsyncInner:
+def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce, given: AsyncInner) -> AsyncInner:
+    """(`given`: the hook's call_next, as in `_forgiving_layer`.)"""
     fn = hook.fn
     awaits = inspect.iscoroutinefunction(hook.target)  # an async generator returns a stream
 
     async def layer(request: Any) -> Any:
         got: list[Any] = []
-        call_next: AsyncInner = inner
+        call_next: AsyncInner = given
         if hook.spec.fail_open:
 
             async def recorded(request: Any) -> Any:
                 try:
-                    got.append(_taken(hook, await inner(request)))
+                    got.append(_taken(hook, await given(request)))
                 except BaseException as exc:
                     _failed(got, exc)
                     raise

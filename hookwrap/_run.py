@@ -191,7 +191,9 @@ class RunContext(Generic[C]):
     model or tool call: `phase`, `call_id`, `call_state`, `chunk_index`.
     """
 
-    # (`_bound`, left unset but by a call of a tool made of a bound method: see `bound_to`)
+    # (`_bound`, left unset but by a call of a tool made of a bound method: see `bound_to`;
+    # `_either`, left unset but in a model call whose caller reads a stream or a whole answer
+    # alike, an agent's or a `Fallback`'s, and in the layers of its target: see `reads_either`)
     __slots__ = (
         "_asked",
         "_async",
@@ -199,12 +201,14 @@ class RunContext(Generic[C]):
         "_call_id",
         "_call_state",
         "_counted",
+        "_either",
         "_run",
         "chunk_index",
         "phase",
     )
 
     _bound: Any
+    _either: bool
 
     def __init__(self, run: RunState | None, phase: Phase = "init", is_async: bool = False) -> None:
         self._run = run
@@ -318,6 +322,11 @@ def inherit_asked(ctx: RunContext[Any], parent: RunContext[Any]) -> None:
 
 
 _IN_TOOL = frozenset(("before_tool", "tool", "after_tool"))
+
+
+def reads_either(ctx: RunContext[Any]) -> bool:
+    """Whether the caller of `ctx`'s model call reads a stream or a whole answer alike."""
+    return getattr(ctx, "_either", False)
 
 
 def _info(run: RunState, error: BaseException | None, usage: Usage | None = None) -> FinishInfo:

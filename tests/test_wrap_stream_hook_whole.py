@@ -1,9 +1,10 @@
 """A `wrap_model` hook that is a generator function taking `call_next` answers a stream,
-always (SPEC §1). When its `call_next` gives a whole answer: in a streamed call (an inner
-hook answered whole) the answer is given to it as a stream; in a call that does not stream,
-it is the hook's `TypeError`, said clearly (it was Python's "'ModelResponse' object is not
-iterable"); a fail-open one, which never breaks the call, is given it as a stream (its
-stream was empty, the answer lost)."""
+always (SPEC §1), so its `call_next` gives a stream, always: an inner whole answer (a
+cache's, or the model's in a call whose shape only the model decides) comes as the stream
+of its chunks. It was Python's "'ModelResponse' object is not iterable" (a fail-open such
+hook left an empty stream). A caller that waits for a whole answer refuses the hook's
+stream at the call, and an agent (or a `Fallback`) reads it whole, also from the hooks of
+a model wrapped on its own."""
 
 from __future__ import annotations
 
@@ -48,27 +49,17 @@ async def awhole(messages):  # type: ignore[no-untyped-def]
     return "answer"
 
 
-def _says_it(message: str, hook: Any) -> None:
-    assert f"wrap_model hook '{hook.__hookwrap__.name}'" in message
-    assert "is a generator function" in message
-    assert "this call does not stream" in message
+def test_a_stream_hook_given_a_whole_answer_streams_it() -> None:
+    """The model answered whole, in a call whose shape only it decides: the hook, which
+    answers a stream, is given the answer as one, and the call streams."""
+    assert list(hw.model(whole, use=[passes_on])(USER)) == ["answer"]
 
 
-def test_a_stream_hook_given_a_whole_answer_says_so() -> None:
-    stream = hw.model(whole, use=[passes_on])(USER)
-    with pytest.raises(TypeError) as caught:
-        list(stream)
-    _says_it(str(caught.value), passes_on)
+def test_an_async_stream_hook_given_a_whole_answer_streams_it() -> None:
+    async def main() -> list[str]:
+        return [text async for text in await hw.model(awhole, use=[apasses_on])(USER)]
 
-
-def test_an_async_stream_hook_given_a_whole_answer_says_so() -> None:
-    async def main() -> None:
-        stream = await hw.model(awhole, use=[apasses_on])(USER)
-        with pytest.raises(TypeError) as caught:
-            [chunk async for chunk in stream]
-        _says_it(str(caught.value), apasses_on)
-
-    asyncio.run(main())
+    assert asyncio.run(main()) == ["answer"]
 
 
 def test_a_fail_open_stream_hook_given_a_whole_answer_passes_it_on() -> None:
@@ -92,6 +83,88 @@ def test_an_async_fail_open_stream_hook_given_a_whole_answer_passes_it_on() -> N
         return [text async for text in await hw.model(awhole, use=[audit])(USER)]
 
     assert asyncio.run(main()) == ["answer"]
+
+
+def test_a_fail_open_stream_hook_is_left_out_of_a_call_that_waits_whole() -> None:
+    """Refused when its layer returns its stream (the caller waits for a whole answer),
+    it is left out: the whole answer, as if it were not there."""
+
+    @hw.wrap_model(fail_open=True)
+    def audit(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
+        yield from call_next(request)
+
+    assert hw.model(answer, use=[audit])(USER) == "whole"
+    client = hw.wrap(FakeProvider(["hello"]).openai(), use=[audit])
+    completion = client.chat.completions.create(model="m", messages=USER)
+    assert completion.choices[0].message.content == "hello"
+
+
+@hw.wrap_model
+def upper(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
+    for chunk in call_next(request):
+        yield chunk.replace(text=chunk.text.upper())
+
+
+@hw.wrap_model
+async def aupper(request: hw.ModelRequest, call_next: Any) -> AsyncIterator[hw.Chunk]:
+    async for chunk in await call_next(request):
+        yield chunk.replace(text=chunk.text.upper())
+
+
+def answer(messages: Any) -> str:
+    return "whole"
+
+
+async def aanswer(messages: Any) -> str:
+    return "whole"
+
+
+@pytest.mark.parametrize("sdk", ["function", "openai", "anthropic", "google"])
+def test_an_agent_reads_a_stream_hooks_answer_for_a_whole_call(sdk: str) -> None:
+    provider = FakeProvider(["hello", "hello"])  # one for each agent
+    models = {
+        "function": answer,
+        "openai": (provider.openai(), "m"),
+        "anthropic": (provider.anthropic(), "m"),
+        "google": (provider.genai(), "m"),
+    }
+    expected = "WHOLE" if sdk == "function" else "HELLO"
+    assert hw.Agent(models[sdk], use=[upper]).run("hi").text == expected
+    events = list(hw.Agent(models[sdk], use=[upper]).stream("hi"))
+    assert events[-1].result is not None
+    assert events[-1].result.text == expected
+
+
+def test_an_async_agent_reads_a_stream_hooks_answer_for_a_whole_call() -> None:
+    assert asyncio.run(hw.Agent(aanswer, use=[aupper]).arun("hi")).text == "WHOLE"
+
+
+@pytest.mark.parametrize("sdk", ["function", "openai", "anthropic", "google"])
+def test_an_agent_reads_the_stream_of_a_model_wrapped_with_a_replay_of_its_own(sdk: str) -> None:
+    """The model's own hooks run inside the agent's call, whose caller reads either."""
+
+    @hw.wrap_model
+    def replay(request: hw.ModelRequest, call_next: Any) -> Any:
+        return iter([hw.Chunk("text", "cached "), hw.Chunk("text", "answer")])
+
+    provider = FakeProvider(["hello"])
+    models = {
+        "function": hw.model(answer, use=[replay]),
+        "openai": (hw.wrap(provider.openai(), use=[replay]), "m"),
+        "anthropic": (hw.wrap(provider.anthropic(), use=[replay]), "m"),
+        "google": (hw.wrap(provider.genai(), use=[replay]), "m"),
+    }
+    assert hw.Agent(models[sdk]).run("hi").text == "cached answer"
+
+
+def test_a_fallback_alternative_wrapped_with_a_stream_hook_of_its_own_answers() -> None:
+    from hookwrap.middleware import Fallback
+
+    def down(messages: Any) -> str:
+        raise ConnectionError("down")
+
+    alternative = hw.model(answer, use=[upper])
+    assert hw.model(down, use=[Fallback(models=[alternative])])(USER) == "WHOLE"
 
 
 def test_a_stream_hook_on_a_function_annotated_whole_is_refused_at_the_call() -> None:
