@@ -17,7 +17,7 @@ import math
 import sys
 import types
 import typing
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Literal, Union, cast
 
 import attrs
@@ -116,7 +116,12 @@ def _float(value: Any) -> float:
 
 
 def _equal(a: Any, b: Any) -> bool:
-    """Equal as JSON values: in Python `True == 1`."""
+    """Equal as JSON values: in Python `True == 1`, and a tuple (an enum member's value, a
+    `Literal`'s) is written as an array, which JSON reads back as a list."""
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        x = cast("Sequence[Any]", a)
+        y = cast("Sequence[Any]", b)
+        return len(x) == len(y) and all(map(_equal, x, y))
     return bool(a == b) and isinstance(a, bool) is isinstance(b, bool)
 
 
@@ -221,7 +226,8 @@ def _kinds(tp: Any) -> tuple[type, ...] | None:
         found: list[type] = []
         for option in _options(tp):
             value: object = option.value if isinstance(option, enum.Enum) else option
-            found.extend(_KINDS.get(type(value), (type(value),)))
+            array = isinstance(value, (tuple, list))  # read from a JSON array
+            found.extend(_KINDS.get(type(value), (list, tuple) if array else (type(value),)))
         return tuple(found)
     if _is_array(tp):
         return (list, tuple)
