@@ -703,6 +703,7 @@ class _Framer(Framer):
 
     __slots__ = (
         "api_block",
+        "begun",
         "block",
         "cited",
         "count",
@@ -732,6 +733,7 @@ class _Framer(Framer):
         self.count = 0  # blocks opened so far
         self.delta: Event | None = None  # the closing `message_delta`, sent just before the end
         self.waiting: list[Event] = []  # made deltas for after the API's open tool call
+        self.begun: list[Any] = []  # the indices of the API's blocks whose start came
 
     def _one(self, event: Event, out: list[Event]) -> None:
         data = _map(event.data)
@@ -757,9 +759,14 @@ class _Framer(Framer):
         if kind == "content_block_start":
             block = _map(data.get("content_block"))
             index = object() if made else data.get("index")
+            if not made:
+                self.begun.append(index)
             self._open(index, str(block.get("type", "")), dict(block), out, not made)
         elif kind == "content_block_delta":
-            btype, fresh = _BLOCKS.get(_map(data.get("delta")).get("type"), _BLOCKS["text_delta"])
+            dtype = _map(data.get("delta")).get("type")
+            if dtype == "input_json_delta" and not made and data.get("index") not in self.begun:
+                return  # its block's start, a hook dropped: alone, it would be a nameless call
+            btype, fresh = _BLOCKS.get(dtype, _BLOCKS["text_delta"])
             held = self.block
             if made:
                 if held is not None and not held[1].endswith(btype):
@@ -925,6 +932,24 @@ class MessagesWire(Wire):
     waits = "content_block_start"
     notes = True
     made = True
+
+    def joins(self, event: Event) -> bool:
+        """`Wire.joins`: the `ping` the API sends right after the first block's start, and
+        a citation before its text. So a text block's start goes out with its first text,
+        or the framer a hook's change to that text brings in holds it (and leaves out a
+        block left empty): the `ping` then goes first, a citation with the block."""
+        data: Any = event.data
+        if data.__class__ is not dict:
+            return False
+        kind = data.get("type")
+        if kind == "ping":
+            return True
+        delta: Any = data.get("delta")
+        return (
+            kind == "content_block_delta"
+            and delta.__class__ is dict
+            and delta.get("type") == "citations_delta"
+        )
 
     def opens(self, event: Event) -> bool:
         return event.event == "message_start" or _map(event.data).get("type") == "message_start"

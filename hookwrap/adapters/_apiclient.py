@@ -388,6 +388,9 @@ def _outgoing(
                     sent.append(item)
                 yield send.numbered(item) if numbers else item
                 continue
+            if held and ex.wire.joins(item):  # a `ping`, say: the opening waits on
+                held += (item,)
+                continue
             batch: Sequence[Event] = (*held, item) if held else (item,)
         else:
             batch = _each(item)
@@ -424,6 +427,9 @@ async def _aoutgoing(
                 if sent is not None:
                     sent.append(item)
                 yield send.numbered(item) if numbers else item
+                continue
+            if held and ex.wire.joins(item):  # a `ping`, say: the opening waits on
+                held += (item,)
                 continue
             batch: Sequence[Event] = (*held, item) if held else (item,)
         else:

@@ -530,7 +530,7 @@ class _UsageLastFramer(Framer):
     stream's usage chunks (``choices == []``) wait for ``[DONE]`` and go last, as the API
     sends them, new counts added only where the request asked for usage (`_usage_last`)."""
 
-    __slots__ = ("asked", "head", "replaying", "shown", "usage")
+    __slots__ = ("asked", "head", "pending", "replaying", "shown", "usage")
 
     def __init__(self, asked: bool) -> None:
         super().__init__()
@@ -538,6 +538,7 @@ class _UsageLastFramer(Framer):
         self.head: _J | None = None
         self.usage: list[Event] = []  # usage chunks, sent last as the API does
         self.shown: Mapping[str, Any] = {}  # the usage of the last chunk out: the SDK keeps it
+        self.pending: Event | None = None  # a chunk with choices and usage (see `_pass`)
         self.replaying = False  # reading chunks that went out before (see `replay`)
 
     def replay(self, batch: Sequence[Event]) -> None:
@@ -548,9 +549,35 @@ class _UsageLastFramer(Framer):
         finally:
             self.replaying = False
 
+    def _pass(self, event: Event, usage: Mapping[str, Any] | None, out: list[Event]) -> None:
+        """Send `event`, a chunk with choices showing `usage` (the SDK keeps it). One that
+        shows a usage (a compatible server's finish chunk) waits for the next event: the
+        counts noted by then go in it, rather than in a usage chunk after it that would
+        show the API's counts a second time."""
+        self.shown = usage or {}
+        if usage and not self.replaying:
+            self.pending = event
+        else:
+            out.append(event)
+
+    def _release(self, out: list[Event]) -> None:
+        """Send the chunk `_pass` held, with the counts noted so far."""
+        event = self.pending
+        if event is None:
+            return
+        self.pending = None
+        if self.noted:
+            counts = highest(self.shown, self.noted)
+            if counts != self.shown:
+                self.shown = counts
+                event = Event(event.event, {**cast("_J", event.data), "usage": counts})
+        out.append(event)
+
     def _data(self, event: Event, out: list[Event]) -> Mapping[str, Any] | None:
         """`event`'s JSON, or None for one that is none, handled here: ``[DONE]`` closes
-        the stream, any other goes on as it came."""
+        the stream, any other goes on as it came. A chunk `_pass` held goes first."""
+        if self.pending is not None:
+            self._release(out)
         data = _obj(event.data)
         if data is None:
             if event.data == "[DONE]":
@@ -599,8 +626,7 @@ class _ChatFramer(_UsageLastFramer):
                 # only, where this API puts it
                 self.noted = highest(self.noted, usage)
                 usage = fixed["usage"] = None
-            self.shown = usage or {}
-            out.append(Event(event.event, fixed))
+            self._pass(Event(event.event, fixed), usage, out)
         elif self.replaying:  # it went out
             self.shown = _obj(data.get("usage")) or {}
         else:
@@ -633,6 +659,7 @@ class _ChatFramer(_UsageLastFramer):
 
     def _close(self, out: list[Event]) -> None:
         self.closed = True
+        self._release(out)
         if not self.finished:
             head = self.head or _chat_head(None, self.model)
             finish = "tool_calls" if self.tools else "stop"
@@ -2012,7 +2039,9 @@ class _CompletionsFramer(_UsageLastFramer):
             return
         if self.head is None:
             self.head = _completion_head(data, _str(data.get("model")))
-        if data.get("choices") or data.get("error") is not None:
+        if data.get("choices"):
+            self._pass(event, _obj(data.get("usage")), out)
+        elif data.get("error") is not None:
             self.shown = _obj(data.get("usage")) or {}
             out.append(event)
         elif self.replaying:  # it went out
@@ -2022,6 +2051,7 @@ class _CompletionsFramer(_UsageLastFramer):
 
     def _close(self, out: list[Event]) -> None:
         self.closed = True
+        self._release(out)
         head = self.head or _completion_head(None)
         out += _usage_last(self.usage, self.noted, self.shown, self.asked, head)
         out.append(Event(None, "[DONE]"))

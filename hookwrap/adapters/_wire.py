@@ -422,6 +422,14 @@ class Wire:
     #: still holds the opening (and can leave out a block the hooks left empty)
     waits: str | None = None
 
+    def joins(self, event: Event) -> bool:
+        """Whether `event`, an unchanged one right after an opening held back (`waits`), is
+        held with it rather than sent with it: one that comes before what goes in the
+        block (Anthropic's `ping`, a citation for the text to come), so that the opening
+        still waits for that. Asked once per held opening and event joining it, never of
+        the stream's other events."""
+        return False
+
     def opens(self, event: Event) -> bool:
         """Whether a stream whose first event is `event` came framed as the API frames it.
         A stream the hooks made from new chunks (a wrap hook's own, a fallback's) did not,
