@@ -598,7 +598,9 @@ class ModelEngine(_Shared):
             else:
                 response = self._responded(answered, request, call)
             if not isinstance(response, ModelResponse):
-                if not (self._reads_either(ctx) and self.adapter.waits_whole(call)):
+                if request.stream or not (
+                    self._reads_either(ctx) and self.adapter.waits_whole(call)
+                ):
                     stream = self._stream(ctx, request, response, call, parent)
                     next(stream)
                     return self.adapter.stream_result(stream, call)
@@ -844,7 +846,9 @@ class ModelEngine(_Shared):
             else:
                 response = await self._aresponded(answered, request, call)
             if not isinstance(response, ModelResponse):
-                if not (self._reads_either(ctx) and self.adapter.waits_whole(call)):
+                if request.stream or not (
+                    self._reads_either(ctx) and self.adapter.waits_whole(call)
+                ):
                     stream = self._astream(ctx, request, response, call, parent)
                     await stream.asend(None)
                     return self.adapter.stream_result(stream, call)
