@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
+import re
 import sys
+import uuid
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, cast, get_origin
@@ -22,6 +25,7 @@ from ._types import (
     Usage,
     new_full_message,
 )
+from .stores._base import digit_count, int_too_long
 
 __all__ = ["answer_from", "converter", "message_from", "message_to_dict"]
 
@@ -134,14 +138,80 @@ def result_text(value: Any) -> str:
     """A tool result as the model reads it: a str as is, anything else as JSON (through the
     converter; a set as an array), or its `repr` when it is no JSON data (one holding NaN
     or infinity, or itself). A str subclass reads as the plain str it holds, as an SDK
-    sends it: for a `str` enum that is its value, where its `repr` would be the text."""
+    sends it: for a `str` enum that is its value, where its `repr` would be the text.
+    An int of more digits than `str` writes (see `_long_int`) is written out all the same."""
     if isinstance(value, str):
         return str.__str__(value)
     try:
         unstructured = converter.unstructure(value)
-        return json.dumps(unstructured, ensure_ascii=False, allow_nan=False, default=_loose)
+        try:
+            return json.dumps(unstructured, ensure_ascii=False, allow_nan=False, default=_loose)
+        except ValueError:  # NaN, or an int too long for `str`: try it written out
+            return _LongInts().text(unstructured)
     except (TypeError, ValueError, RecursionError):
+        pass
+    try:
         return repr(value)
+    except Exception:  # a repr that raises: the model still gets a text, as docs promise
+        return f"<{type(value).__name__} instance at {id(value):#x}>"
+
+
+_MAX_WRITTEN = 50_000  # digits of an int written out; writing them takes quadratic time
+
+
+def _long_int(number: int) -> str:
+    """An int of more digits than `str` writes (`sys.get_int_max_str_digits()`), as its
+    digits, through `Decimal`, which has no such limit and leaves the process-wide one as
+    it is; one past `_MAX_WRITTEN` digits as a note of its size."""
+    digits = digit_count(number)
+    if digits <= _MAX_WRITTEN:
+        try:
+            return str(decimal.Decimal(number))
+        except ValueError:  # the pure-Python decimal, which writes the int as text first
+            pass
+    sign = "a negative " if number < 0 else "an "
+    return f"<{sign}int of {digits} digits>"
+
+
+class _LongInts:
+    """JSON text in which an int too long for `json` is written out by `_long_int`: each
+    is first swapped for a placeholder string, marked by a token of this writing only,
+    which the text of that int then replaces."""
+
+    def __init__(self) -> None:
+        self.token = f"\x00{uuid.uuid4().hex}:"
+        self.written: list[str] = []
+
+    def text(self, unstructured: Any) -> str:
+        swapped = self.swap(unstructured)
+        text = json.dumps(
+            swapped,
+            ensure_ascii=False,
+            allow_nan=False,
+            default=lambda item: self.swap(_loose(item)),  # pyright: ignore[reportUnknownLambdaType]
+        )
+        # json writes the token's NUL as \u0000: the placeholder reads "\u0000<hex>:<i>"
+        marked = re.escape(json.dumps(self.token)[:-1]) + r'(\d+)"'
+        return re.sub(marked, lambda m: self.written[int(m.group(1))], text)
+
+    def swap(self, item: Any) -> Any:
+        if isinstance(item, int) and not isinstance(item, bool) and int_too_long(item):
+            self.written.append(_long_int(item))
+            return f"{self.token}{len(self.written) - 1}"
+        if isinstance(item, dict):
+            pairs: dict[Any, Any] = item  # pyright: ignore[reportUnknownVariableType]
+            return {self.key(key): self.swap(value) for key, value in pairs.items()}
+        if isinstance(item, (list, tuple)):
+            items: list[Any] | tuple[Any, ...] = item  # pyright: ignore[reportUnknownVariableType]
+            return [self.swap(value) for value in items]
+        return item
+
+    @staticmethod
+    def key(key: Any) -> Any:
+        """A dict key as JSON writes it: a long int's digits are its text."""
+        if isinstance(key, int) and not isinstance(key, bool) and int_too_long(key):
+            return _long_int(key)
+        return key
 
 
 def _loose(value: Any) -> Any:
@@ -368,6 +438,12 @@ def _form(value: Any, where: str, parents: set[int]) -> tuple[Any, Any]:
     """`typed_form` of `value`, the item at `where` (``"[0]['a']"``) of the value kept, in
     the containers whose ids are `parents`."""
     cls: type[Any] = type(cast(object, value))
+    if cls is int and int_too_long(value):
+        raise TypeError(
+            f"{'its item ' + where + ': ' if where else ''}it is an int of "
+            f"{digit_count(value)} digits, more than Python writes as text and reads back "
+            f"(sys.get_int_max_str_digits() is {sys.get_int_max_str_digits()})"
+        )
     if cls is str or cls is int or cls is bool or value is None:
         return None, value
     if cls is float and math.isfinite(value):

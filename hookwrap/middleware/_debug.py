@@ -63,6 +63,14 @@ class _Short(reprlib.Repr):
     def repr_float(self, x: float, level: int) -> str:
         return f"{x:.6g}"
 
+    def repr_int(self, x: int, level: int) -> str:
+        # an int of more digits than Python writes as text has a repr that raises, which
+        # reprlib lets through for an int, where it catches it for other values
+        try:
+            return super().repr_int(x, level)
+        except ValueError:
+            return f"<int instance at {id(x):#x}>"
+
     def repr_dict(self, x: dict[Any, Any], level: int) -> str:
         # reprlib sorts the keys first: it would show other items than the first ones, and
         # in another order than the dict's.

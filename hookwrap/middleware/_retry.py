@@ -14,6 +14,7 @@ from typing import Any, cast
 from .._errors import Aborted, Interrupt, add_note, check_int
 from .._hooks import Middleware, async_twin, wrap_model, wrap_tool
 from .._types import ModelRequest, ToolCall
+from ..stores._base import shown, shown_number
 from ._shared import aprimed, error_matcher, primed
 from ._timeout import gave_up, given_up
 
@@ -127,14 +128,14 @@ def _number(name: str, value: object, expected: str, minimum: float) -> float:
     (another type, a bool) or a ValueError (a value out of range) naming `Retry(name=...)`."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(
-            f"Retry({name}=...) expects {expected} (got {type(value).__name__}: {value!r})"
+            f"Retry({name}=...) expects {expected} (got {type(value).__name__}: {shown(value)})"
         )
     try:
         number = float(value)
     except OverflowError:  # an int past the largest float
         number = math.inf
     if not math.isfinite(number) or number < minimum:
-        raise ValueError(f"Retry({name}=...) expects {expected} (got {value!r:.80})")
+        raise ValueError(f"Retry({name}=...) expects {expected} (got {shown_number(value)})")
     return number
 
 

@@ -14,7 +14,7 @@ from typing import Any
 from .._adapter import is_stream
 from .._hooks import Middleware, async_twin, wrap_model, wrap_tool
 from .._types import Chunk, ModelRequest, ToolCall
-from ..stores._base import finite
+from ..stores._base import finite, shown, shown_number
 
 __all__ = ["Timeout"]
 
@@ -81,12 +81,12 @@ def _seconds(name: str, value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(
             f"Timeout({name}=...) must be a number of seconds or None "
-            f"(got {value!r}, a {type(value).__name__})"
+            f"(got {shown(value)}, a {type(value).__name__})"
         )
     if not finite(value) or value <= 0:
         raise ValueError(
             f"Timeout({name}=...) must be a finite number of seconds above 0, or None for "
-            f"no limit (got {value!r})"
+            f"no limit (got {shown_number(value)})"
         )
     return value
 
@@ -176,7 +176,9 @@ class _Worker:
         job = _Job(fn, args)
         self.late = job  # until it is back in time, also if this wait is interrupted
         self.jobs.put(job)
-        if not job.done.wait(seconds):
+        # a thread cannot wait longer than TIMEOUT_MAX (about 292 years): a longer limit
+        # is no limit in effect
+        if not job.done.wait(min(seconds, threading.TIMEOUT_MAX)):
             return _LATE
         self.late = None
         return job.result()

@@ -5,12 +5,24 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
 from typing_extensions import Self
 
-__all__ = ["Closing", "Store", "check_key", "check_ttl", "dump", "finite"]
+__all__ = [
+    "Closing",
+    "Store",
+    "check_key",
+    "check_ttl",
+    "digit_count",
+    "dump",
+    "finite",
+    "int_too_long",
+    "shown",
+    "shown_number",
+]
 
 
 class Closing:
@@ -112,16 +124,65 @@ def finite(number: float) -> bool:
         return False
 
 
+def int_too_long(number: int) -> bool:
+    """Whether `number` has more digits than Python turns into text or reads back from it
+    (`sys.get_int_max_str_digits()`, 4300 by default): `str`, `repr` and `json` raise a
+    `ValueError` for it."""
+    limit = sys.get_int_max_str_digits()
+    # below 8**limit (at least 3 bits a digit) a number has no more than `limit` digits
+    if not limit or number.bit_length() <= 3 * limit:
+        return False
+    try:
+        int.__repr__(number)
+    except ValueError:
+        return True
+    return False
+
+
+def digit_count(number: int) -> int:
+    """How many decimal digits `number` has (its sign aside), found without writing them."""
+    size = abs(number)
+    if size < 10:
+        return 1
+    # log10(2) per bit gives the count, or one too many or too few: powers of 10 settle it
+    exponent = int((size.bit_length() - 1) * 0.30102999566398120)
+    while 10**exponent > size:
+        exponent -= 1
+    while 10 ** (exponent + 1) <= size:
+        exponent += 1
+    return exponent + 1
+
+
+def shown(value: object, width: int = 80) -> str:
+    """`repr(value)` for a message, cut to about `width` characters; an int that has more
+    digits than that says how many (its `repr` may not even be made)."""
+    if type(value) is int and value.bit_length() > 3 * width:
+        head = "" if int_too_long(value) else f"{int.__repr__(value)[:20]}..., "
+        return f"{head}an int of {digit_count(value)} digits"
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def shown_number(number: float) -> str:
+    """`shown(number)` for a number out of range: an int past the largest float says so
+    (a negative one is out of range for its sign)."""
+    if isinstance(number, int) and number > 0 and not finite(number):
+        return f"{shown(number)}, too large for a float"
+    return shown(number)
+
+
 def check_ttl(ttl: object) -> float | None:
     """`ttl` as seconds: `None` or a finite number above 0."""
     if ttl is None:
         return None
     if isinstance(ttl, bool) or not isinstance(ttl, (int, float)):
         raise TypeError(
-            f"ttl must be a number of seconds or None (got {type(ttl).__name__}: {ttl!r})"
+            f"ttl must be a number of seconds or None (got {type(ttl).__name__}: {shown(ttl)})"
         )
     if not finite(ttl) or ttl <= 0:
-        raise ValueError(f"ttl must be a finite number of seconds above 0, or None (got {ttl!r})")
+        raise ValueError(
+            f"ttl must be a finite number of seconds above 0, or None (got {shown_number(ttl)})"
+        )
     return float(ttl)
 
 
@@ -158,8 +219,16 @@ def _not_json(value: object, where: str, parents: set[int]) -> str | None:
     into `str` and an `IntEnum` into an `int`, so that what a store gives back is what it
     was given: the types must be exactly the built-in ones.
     """
-    if value is None or type(value) in (bool, int, str):
+    if value is None or type(value) in (bool, str):
         return None
+    if type(value) is int:
+        if not int_too_long(value):
+            return None
+        return (
+            f"{where} is an int of {digit_count(value)} digits, more than Python writes as "
+            f"text and reads back (sys.get_int_max_str_digits() is "
+            f"{sys.get_int_max_str_digits()})"
+        )
     if type(value) is float:
         return None if math.isfinite(value) else f"{where} is {value!r} (not JSON)"
     container: list[Any] | dict[Any, Any]
@@ -180,7 +249,7 @@ def _not_json(value: object, where: str, parents: set[int]) -> str | None:
         for name, item in container.items():
             if type(name) is not str:
                 return (
-                    f"{where} has the key {name!r} of type {type(name).__name__} "
+                    f"{where} has the key {shown(name)} of type {type(name).__name__} "
                     f"(JSON keys are str){_plain(name)}"
                 )
             problem = _not_json(item, f"{where}[{name!r}]", parents)
@@ -208,5 +277,4 @@ def _plain(value: object) -> str:
 
 
 def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shown(value, 60)

@@ -105,6 +105,7 @@ class RedisStore(Closing):
             pool = redis.BlockingConnectionPool.from_url(url, **_POOL)  # pyright: ignore[reportUnknownMemberType]
             self._client = redis.Redis.from_pool(pool)
             _check_options(url)
+            _check_timeouts(url)
         except ValueError as exc:
             raise ValueError(
                 "RedisStore(url) expects a redis://, rediss:// or unix:// URL "
@@ -182,9 +183,10 @@ class RedisStore(Closing):
         check_key(key)
         seconds = check_ttl(ttl)
         text = dump(key, value)
+        if seconds is None or seconds > _MAX_PX / 1000:  # compared before it overflows
+            return self.prefix + key, text, None
         # PX counts whole milliseconds and refuses 0: round up, never down to 0
-        px = None if seconds is None else math.ceil(seconds * 1000)
-        return self.prefix + key, text, None if px is None or px > _MAX_PX else px
+        return self.prefix + key, text, math.ceil(seconds * 1000)
 
     def _sync(self) -> redis.Redis:
         if self._closed:
@@ -256,6 +258,33 @@ def _check_options(url: str) -> None:
             raise ValueError(
                 f"redis takes no query option {name!r}{hint}; it takes {', '.join(sorted(takes))}"
             )
+
+
+# The query options in seconds: the pool's wait for a free connection (0: do not wait) and
+# the sockets' own limits (0 would make a socket non-blocking, which redis's connections do
+# not expect). redis's URL parser takes any float; a sync call then fails on a negative,
+# infinite or NaN one.
+_WAIT_OPTIONS = {"timeout"}
+_SOCKET_OPTIONS = {"socket_timeout", "socket_connect_timeout"}
+
+
+def _check_timeouts(url: str) -> None:
+    """A `ValueError` for a query option in seconds that is not a finite number at least 0
+    (above 0 for a socket's)."""
+    for name, values in parse_qs(urlsplit(url).query).items():
+        if name in _WAIT_OPTIONS:
+            expected, least_ok = "a finite number of seconds at least 0", True
+        elif name in _SOCKET_OPTIONS:
+            expected, least_ok = "a finite number of seconds above 0", False
+        else:
+            continue
+        for text in values:
+            try:
+                seconds = float(text)
+            except ValueError:
+                seconds = math.nan  # redis's parser names it too; this says what it expects
+            if not (math.isfinite(seconds) and (seconds > 0 or (seconds == 0 and least_ok))):
+                raise ValueError(f"the option {name!r} expects {expected} (got {text!r:.40})")
 
 
 def _options(kind: str) -> set[str]:
