@@ -540,12 +540,15 @@ class ModelEngine(_Shared):
 
     def _as_stream(self, response: ModelResponse, request: ModelRequest, call: Call) -> Any:
         """A whole answer as a stream of chunks (it names its model, as the answer does, to
-        the hooks at its end)."""
+        the hooks at its end). The call streams from now on: the model's whole answer, if
+        it was one, is no longer the call's (see `FunctionAdapter.waits_whole`)."""
         call.answered = response.model
+        call.response = None
         return iter(self.adapter.respond_chunks(response, request))
 
     def _as_astream(self, response: ModelResponse, request: ModelRequest, call: Call) -> Any:
         call.answered = response.model
+        call.response = None
         chunks = self.adapter.respond_chunks(response, request)
 
         async def stream() -> AsyncIterator[Chunk]:
@@ -605,7 +608,7 @@ class ModelEngine(_Shared):
                     next(stream)
                     return self.adapter.stream_result(stream, call)
                 # a hook's stream for an agent's whole call (it reads either): read whole
-                response = assemble(list(response), request.model)
+                response = assemble(list(response), call.answered or request.model)
             ctx.phase = "after_model"
             usage = None
             if ctx._run is not None or self.usage:  # pyright: ignore[reportPrivateUsage]
@@ -852,7 +855,8 @@ class ModelEngine(_Shared):
                     stream = self._astream(ctx, request, response, call, parent)
                     await stream.asend(None)
                     return self.adapter.stream_result(stream, call)
-                response = assemble([chunk async for chunk in response], request.model)
+                chunks = [chunk async for chunk in response]
+                response = assemble(chunks, call.answered or request.model)
             ctx.phase = "after_model"
             usage = None
             if ctx._run is not None or self.usage:  # pyright: ignore[reportPrivateUsage]

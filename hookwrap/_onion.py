@@ -182,7 +182,8 @@ def _layer(hook: Hook, inner: Inner, coerce: Coerce) -> Inner:
 
 def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce, given: Inner) -> Inner:
     """A fail-open hook's layer: the hook calls `given` (`inner`, or a stream hook's view
-    of it); once the hook is left out, `inner` answers as if it were not there."""
+    of it); once the hook is left out, `inner` answers as if it were not there (`given`,
+    for the rest of the hook's stream)."""
     fn = hook.fn
 
     def layer(request: Any) -> Any:
@@ -202,7 +203,8 @@ def _forgiving_layer(hook: Hook, inner: Inner, coerce: Coerce, given: Inner) -> 
                 result = fn(request, call_next, ctx=current_var.get())
             else:
                 result = fn(request, call_next)
-            return coerce(hook, _given(result), request, _Rest(got, inner, request))
+            # (the rest of a stream: `given`, which gives a whole answer as one too)
+            return coerce(hook, _given(result), request, _Rest(got, given, request))
         except BaseException as exc:
             if not _forgiven(hook, exc, request):
                 _own(hook, exc, request)
@@ -625,7 +627,7 @@ def _alayer(hook: Hook, inner: AsyncInner, coerce: Coerce, given: AsyncInner) ->
                 result = await result
             if isinstance(result, ModelResponse):
                 return result
-            rest = _Rest(got, inner, request) if hook.spec.fail_open else None
+            rest = _Rest(got, given, request) if hook.spec.fail_open else None
             return coerce(hook, _given(result), request, rest)
         except BaseException as exc:
             if not _forgiven(hook, exc, request):

@@ -116,12 +116,17 @@ def _float(value: Any) -> float:
 
 
 def _equal(a: Any, b: Any) -> bool:
-    """Equal as JSON values: in Python `True == 1`, and a tuple (an enum member's value, a
-    `Literal`'s) is written as an array, which JSON reads back as a list."""
+    """Equal as JSON values: in Python `True == 1` (in arrays and objects too), and a tuple
+    (an enum member's value, a `Literal`'s) is written as an array, which JSON reads back
+    as a list."""
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         x = cast("Sequence[Any]", a)
         y = cast("Sequence[Any]", b)
         return len(x) == len(y) and all(map(_equal, x, y))
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        p: Mapping[Any, Any] = a  # pyright: ignore[reportUnknownVariableType]
+        q: Mapping[Any, Any] = b  # pyright: ignore[reportUnknownVariableType]
+        return p.keys() == q.keys() and all(_equal(p[k], q[k]) for k in p)
     return bool(a == b) and isinstance(a, bool) is isinstance(b, bool)
 
 

@@ -64,3 +64,19 @@ def test_a_union_still_reads_a_string_as_a_string() -> None:
 def test_no_other_array_is_a_member(value: object) -> None:
     with pytest.raises(hw.ToolArgumentError, match="expected"):
         _run(pick, value)
+
+
+class Shape(enum.Enum):
+    POINT = ({"x": 1},)
+
+
+@hw.tool
+def draw(shape: Shape) -> str:
+    """Draw a shape."""
+    return shape.name
+
+
+def test_a_bool_inside_an_object_inside_an_array_is_no_int() -> None:
+    assert draw.invoke(hw.ToolCall("c1", "draw", {"shape": [{"x": 1}]})) == "POINT"
+    with pytest.raises(hw.ToolArgumentError, match="expected"):
+        draw.invoke(hw.ToolCall("c1", "draw", {"shape": [{"x": True}]}))

@@ -201,3 +201,49 @@ def test_an_inner_whole_answer_reaches_a_stream_hook_of_an_sdk_stream() -> None:
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert text == "cached"
     assert provider.requests == []
+
+
+def test_a_fail_open_stream_hook_failing_at_once_leaves_the_inner_whole_answer_streamed() -> None:
+    @hw.wrap_model(fail_open=True)
+    def flaky(request: hw.ModelRequest, call_next: Any) -> Iterator[hw.Chunk]:
+        raise RuntimeError("audit down")
+        yield  # (a generator function)
+
+    def model(messages: Any) -> Iterator[str]:
+        yield "never asked"
+
+    assert list(hw.model(model, use=[flaky, cache])(USER)) == ["cached"]
+    client = hw.wrap(FakeProvider(["from the model"]).openai(), use=[flaky, cache])
+    stream = client.chat.completions.create(model="m", messages=USER, stream=True)
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == "cached"
+
+
+def test_an_agent_read_through_a_stream_hook_names_the_model_that_answered() -> None:
+    seen: list[str | None] = []
+
+    @hw.after_model
+    def record(request: hw.ModelRequest, response: hw.ModelResponse) -> None:
+        seen.append(response.model)
+
+    def model(messages: Any) -> hw.ModelResponse:
+        return hw.ModelResponse(hw.Message.assistant("hi"), model="m-2024-01")
+
+    hw.Agent(model, use=[passes_on, record]).run("hi")
+    assert seen == ["m-2024-01"]
+
+
+def test_an_agent_reaches_a_models_own_hooks_through_a_wrapper_with_none() -> None:
+    @hw.wrap_model
+    def replay(request: hw.ModelRequest, call_next: Any) -> Any:
+        return iter([hw.Chunk("text", "cached "), hw.Chunk("text", "answer")])
+
+    inner = hw.model(answer, use=[replay])
+    assert hw.Agent(hw.model(inner)).run("hi").text == "cached answer"
+
+
+def test_retry_outside_a_stream_hook_keeps_the_call_as_it_is_without_it() -> None:
+    """Retry reads the first chunk before it answers: by then the model answered whole,
+    which the stream hook gave on as a stream; the call streams, as without Retry."""
+    from hookwrap.middleware import Retry
+
+    assert list(hw.model(whole, use=[Retry(initial_delay=0), upper])(USER)) == ["ANSWER"]

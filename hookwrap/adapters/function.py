@@ -665,10 +665,15 @@ class FunctionAdapter(Adapter):
         return [response.text]
 
     def hands_over(self) -> bool:
-        # only a target hookwrap wrapped with hooks (a call of its own is opened at once):
-        # a model called inside the function (a judge) makes a call of its own
-        chain = getattr(self.fn, "_self_chain", None)
-        return chain is not None and bool(chain.hooks)
+        # only a target hookwrap wrapped with hooks (a call of its own is opened at once),
+        # or through wrappers with none, which call their target at once: a model called
+        # inside the function (a judge) makes a call of its own
+        fn: Any = self.fn
+        while (chain := getattr(fn, "_self_chain", None)) is not None:
+            if chain.hooks:
+                return True
+            fn = getattr(fn, "__wrapped__", None)
+        return False
 
     def is_stream(self, value: Any) -> bool:
         return is_stream(value)
