@@ -709,6 +709,7 @@ class _Framer(Framer):
         "count",
         "delta",
         "model",
+        "opened",
         "replaying",
         "sent_delta",
         "started",
@@ -734,6 +735,7 @@ class _Framer(Framer):
         self.delta: Event | None = None  # the closing `message_delta`, sent just before the end
         self.waiting: list[Event] = []  # made deltas for after the API's open tool call
         self.begun: list[Any] = []  # the indices of the API's blocks whose start came
+        self.opened = False  # whether the API opened the stream (its own `message_start`)
 
     def _one(self, event: Event, out: list[Event]) -> None:
         data = _map(event.data)
@@ -741,6 +743,7 @@ class _Framer(Framer):
         if not self.started:
             self.started = True
             if kind == "message_start":
+                self.opened = True
                 self.started_usage = _map(_map(data.get("message")).get("usage"))
                 out.append(event)
                 return
@@ -758,10 +761,12 @@ class _Framer(Framer):
         made = event.__class__ is Made  # its index is a guess: it goes where it fits
         if kind == "content_block_start":
             block = _map(data.get("content_block"))
-            index = object() if made else data.get("index")
-            if not made:
+            given = data.get("index")
+            index = self._claims(given) if made else given
+            api = index is given  # the API's block, or one whose start a hook replaced
+            if api:
                 self.begun.append(index)
-            self._open(index, str(block.get("type", "")), dict(block), out, not made)
+            self._open(index, str(block.get("type", "")), dict(block), out, api)
         elif kind == "content_block_delta":
             dtype = _map(data.get("delta")).get("type")
             if dtype == "input_json_delta" and not made and data.get("index") not in self.begun:
@@ -806,6 +811,17 @@ class _Framer(Framer):
             if self.stopped and kind != "ping":  # an event after the block: its stop first
                 self._close_block(out)
             out.append(event)
+
+    def _claims(self, index: Any) -> Any:
+        """The index a new call's start (a hook's `tool_call_start`) takes: that of an
+        API's block whose start a hook replaced with it (its `value`, the block index, or
+        the event it came in place of), so that the input the API streams for that block
+        goes in it, as `after_model` sees it; else one of its own, which no API event has
+        (a stream the hooks made, a fallback's, has no API blocks to take over).
+        """
+        if self.opened and isinstance(index, int) and index not in self.begun:
+            return index
+        return object()
 
     def replay(self, batch: Sequence[Event]) -> None:
         self.replaying = True  # a text block's start went out as it came: it opened then
@@ -933,23 +949,25 @@ class MessagesWire(Wire):
     notes = True
     made = True
 
-    def joins(self, event: Event) -> bool:
-        """`Wire.joins`: the `ping` the API sends right after the first block's start, and
-        a citation before its text. So a text block's start goes out with its first text,
-        or the framer a hook's change to that text brings in holds it (and leaves out a
-        block left empty): the `ping` then goes first, a citation with the block."""
+    def joins(self, opening: Event, event: Event) -> bool:
+        """`Wire.joins`: for a text block's start, the `ping` the API sends right after the
+        first block's start, and a citation before its text. So a text block's start goes
+        out with its first text, or the framer a hook's change to that text brings in holds
+        it (and leaves out a block left empty): the `ping` then goes first, a citation with
+        the block. The framer leaves out no other block: its start waits for no `ping`."""
         data: Any = event.data
         if data.__class__ is not dict:
             return False
         kind = data.get("type")
-        if kind == "ping":
-            return True
-        delta: Any = data.get("delta")
-        return (
-            kind == "content_block_delta"
-            and delta.__class__ is dict
-            and delta.get("type") == "citations_delta"
-        )
+        if kind != "ping":
+            delta: Any = data.get("delta")
+            if not (
+                kind == "content_block_delta"
+                and delta.__class__ is dict
+                and delta.get("type") == "citations_delta"
+            ):
+                return False
+        return _map(_map(opening.data).get("content_block")).get("type") == "text"
 
     def opens(self, event: Event) -> bool:
         return event.event == "message_start" or _map(event.data).get("type") == "message_start"

@@ -369,7 +369,9 @@ def _outgoing(
     """The events to send on, one by one, as they come from the source (a changed chunk
     may stand for several). The SDKs stop reading at a stream's last event and close the
     response; so before that event is handed over, the source is run to its end, and the
-    call ends as finished (`after_model`, `on_finish`) rather than closed by the consumer."""
+    call ends as finished (`after_model`, `on_finish`) rather than closed by the consumer.
+    Where the source fails (a dropped connection), what was held for the events after it
+    goes out before the error, as the API sent it."""
     is_last = ex.wire.is_last
     send = _Outgoing(ex, body)
     sent = send.sent
@@ -377,31 +379,35 @@ def _outgoing(
     waits = ex.wire.waits
     held: tuple[Event, ...] = ()  # an opening that goes out with the next event (`waits`)
     as_is = False  # while the stream goes on unchanged, events skip `send` (noted only)
-    for item in source:
-        if isinstance(item, Event) and not is_last(item):
-            if as_is and not ex.dropped:
-                if waits is not None and item.event == waits:
-                    held = (item,)  # it goes with the next event, through `send`
-                    as_is = False
+    try:
+        for item in source:
+            if isinstance(item, Event) and not is_last(item):
+                if as_is and not ex.dropped:
+                    if waits is not None and item.event == waits:
+                        held = (item,)  # it goes with the next event, through `send`
+                        as_is = False
+                        continue
+                    if sent is not None:  # the usual event
+                        sent.append(item)
+                    yield send.numbered(item) if numbers else item
                     continue
-                if sent is not None:  # the usual event
-                    sent.append(item)
-                yield send.numbered(item) if numbers else item
-                continue
-            if held and ex.wire.joins(item):  # a `ping`, say: the opening waits on
-                held += (item,)
-                continue
-            batch: Sequence[Event] = (*held, item) if held else (item,)
-        else:
-            batch = _each(item)
-            if held:
-                batch = [*held, *batch]
-            if batch and is_last(batch[-1]):
-                rest = [event for more in source for event in _each(more)]
-                batch = _closing(batch, rest, is_last)
-        held = ()
-        yield from send(batch)
-        as_is = send.as_is()
+                if held and ex.wire.joins(held[0], item):  # a `ping`: the opening waits on
+                    held += (item,)
+                    continue
+                batch: Sequence[Event] = (*held, item) if held else (item,)
+            else:
+                batch = _each(item)
+                if held:
+                    batch = [*held, *batch]
+                if batch and is_last(batch[-1]):
+                    rest = [event for more in source for event in _each(more)]
+                    batch = _closing(batch, rest, is_last)
+            held = ()
+            yield from send(batch)
+            as_is = send.as_is()
+    except Exception:
+        yield from send.flush(held)
+        raise
     if held:
         yield from send(held)
     yield from send.end()
@@ -417,32 +423,37 @@ async def _aoutgoing(
     waits = ex.wire.waits
     held: tuple[Event, ...] = ()
     as_is = False
-    async for item in source:
-        if isinstance(item, Event) and not is_last(item):
-            if as_is and not ex.dropped:
-                if waits is not None and item.event == waits:
-                    held = (item,)
-                    as_is = False
+    try:
+        async for item in source:
+            if isinstance(item, Event) and not is_last(item):
+                if as_is and not ex.dropped:
+                    if waits is not None and item.event == waits:
+                        held = (item,)
+                        as_is = False
+                        continue
+                    if sent is not None:
+                        sent.append(item)
+                    yield send.numbered(item) if numbers else item
                     continue
-                if sent is not None:
-                    sent.append(item)
-                yield send.numbered(item) if numbers else item
-                continue
-            if held and ex.wire.joins(item):  # a `ping`, say: the opening waits on
-                held += (item,)
-                continue
-            batch: Sequence[Event] = (*held, item) if held else (item,)
-        else:
-            batch = _each(item)
-            if held:
-                batch = [*held, *batch]
-            if batch and is_last(batch[-1]):
-                rest = [event async for more in source for event in _each(more)]
-                batch = _closing(batch, rest, is_last)
-        held = ()
-        for event in send(batch):
+                if held and ex.wire.joins(held[0], item):
+                    held += (item,)
+                    continue
+                batch: Sequence[Event] = (*held, item) if held else (item,)
+            else:
+                batch = _each(item)
+                if held:
+                    batch = [*held, *batch]
+                if batch and is_last(batch[-1]):
+                    rest = [event async for more in source for event in _each(more)]
+                    batch = _closing(batch, rest, is_last)
+            held = ()
+            for event in send(batch):
+                yield event
+            as_is = send.as_is()
+    except Exception:
+        for event in send.flush(held):
             yield event
-        as_is = send.as_is()
+        raise
     if held:
         for event in send(held):
             yield event
@@ -523,6 +534,15 @@ class _Outgoing:
     def as_is(self) -> bool:
         """Whether the batches go on unchanged for now (opened by the API, not restated)."""
         return self.opened and self.framer is None and self.restated is None
+
+    def flush(self, held: Sequence[Event]) -> Sequence[Event]:
+        """For a stream whose source failed: the events `held` for the next one, and those
+        its framer held (Chat's finish chunk, say), which would have gone out with the
+        events after them. The stream ends with the error, not closed here."""
+        batch = self(held) if held else ()
+        if self.framer is None:
+            return batch
+        return [*batch, *self._out(self.framer.flush())]
 
     def end(self) -> Sequence[Event]:
         """The closing events a framed stream has not sent yet (an empty stream, or one a

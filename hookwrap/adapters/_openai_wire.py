@@ -550,35 +550,45 @@ class _UsageLastFramer(Framer):
             self.replaying = False
 
     def _pass(self, event: Event, usage: Mapping[str, Any] | None, out: list[Event]) -> None:
-        """Send `event`, a chunk with choices showing `usage` (the SDK keeps it). One that
-        shows a usage (a compatible server's finish chunk) waits for the next event: the
-        counts noted by then go in it, rather than in a usage chunk after it that would
-        show the API's counts a second time."""
+        """Send `event`, a chunk with choices showing `usage` (the SDK keeps it). A finish
+        chunk that shows a usage (as some compatible servers send it) may be the last to
+        show one: it waits for the next event, so that the counts noted by then go in it
+        rather than in a usage chunk after it that would show the API's counts a second
+        time. Other chunks go at once (a server may put its usage on every chunk)."""
         self.shown = usage or {}
-        if usage and not self.replaying:
+        if usage and not self.replaying and _finishes(event.data):
             self.pending = event
         else:
             out.append(event)
 
-    def _release(self, out: list[Event]) -> None:
-        """Send the chunk `_pass` held, with the counts noted so far."""
+    def _release(self, out: list[Event], last: bool = True) -> None:
+        """Send the chunk `_pass` held: with the counts noted so far where it is the `last`
+        to show a usage (the stream ends, or stops with an error); as it came where a
+        chunk follows it (the API's usage chunk, another choice's finish), which shows a
+        usage of its own: the counts go once, in the last."""
         event = self.pending
         if event is None:
             return
         self.pending = None
-        if self.noted:
+        if last and self.noted:
             counts = highest(self.shown, self.noted)
             if counts != self.shown:
                 self.shown = counts
                 event = Event(event.event, {**cast("_J", event.data), "usage": counts})
         out.append(event)
 
+    def flush(self) -> list[Event]:
+        """`Framer.flush`: the finish chunk `_pass` held."""
+        out: list[Event] = []
+        self._release(out)
+        return out
+
     def _data(self, event: Event, out: list[Event]) -> Mapping[str, Any] | None:
         """`event`'s JSON, or None for one that is none, handled here: ``[DONE]`` closes
         the stream, any other goes on as it came. A chunk `_pass` held goes first."""
-        if self.pending is not None:
-            self._release(out)
         data = _obj(event.data)
+        if self.pending is not None:
+            self._release(out, data is None)  # a chunk after it shows its own usage
         if data is None:
             if event.data == "[DONE]":
                 self._close(out)
@@ -669,6 +679,15 @@ class _ChatFramer(_UsageLastFramer):
         head = self.head or _chat_head(None, self.model)
         out += _usage_last(self.usage, self.noted, self.shown, self.asked, head)
         out.append(Event(None, "[DONE]"))
+
+
+def _finishes(data: Any) -> bool:
+    """Whether the chunk `data` has a choice with a finish reason."""
+    for item in _list(data.get("choices")):
+        choice = _obj(item)
+        if choice is not None and choice.get("finish_reason"):
+            return True
+    return False
 
 
 def _usage_last(

@@ -422,12 +422,12 @@ class Wire:
     #: still holds the opening (and can leave out a block the hooks left empty)
     waits: str | None = None
 
-    def joins(self, event: Event) -> bool:
-        """Whether `event`, an unchanged one right after an opening held back (`waits`), is
-        held with it rather than sent with it: one that comes before what goes in the
-        block (Anthropic's `ping`, a citation for the text to come), so that the opening
-        still waits for that. Asked once per held opening and event joining it, never of
-        the stream's other events."""
+    def joins(self, opening: Event, event: Event) -> bool:
+        """Whether `event`, an unchanged one right after the `opening` held back (`waits`),
+        is held with it rather than sent with it: one that comes before what goes in a
+        block the framer may leave out (Anthropic's `ping` or a citation before a text
+        block's text), so that the opening still waits for that. Asked once per held
+        opening and event joining it, never of the stream's other events."""
         return False
 
     def opens(self, event: Event) -> bool:
@@ -536,6 +536,11 @@ class Framer:
     def replay(self, batch: Sequence[Event]) -> None:
         """Read events that went out before this framer took over (after a drop)."""
         self.events(batch)
+
+    def flush(self) -> list[Event]:
+        """The events held for what was to come after them, for a stream that stops with an
+        error: they go out before it, as the API sent them. None by default."""
+        return []
 
     def end(self) -> list[Event]:
         """The closing events the stream has not sent yet."""
