@@ -989,7 +989,21 @@ def _saved(arguments: Mapping[str, Any]) -> Any:
     read back (and refused again) on resume."""
     if isinstance(arguments, UnparsedArguments):
         return arguments.text
-    return json.loads(arguments_text(arguments))
+    try:
+        return json.loads(arguments_text(arguments))
+    except ValueError:  # an int of more digits than `str` writes: kept as that text
+        return json.loads(arguments_text(_digits_written(arguments)))
+
+
+def _digits_written(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """`arguments` with each int of more digits than `str` writes (which JSON could not
+    read back) as the text a tool result gives for it."""
+    from ._convert import long_ints_written  # here: the rest of this module has no use
+
+    if isinstance(arguments, UnparsedArguments):  # text, kept as it is
+        return arguments
+    written: dict[str, Any] = long_ints_written(dict(arguments))
+    return written
 
 
 _RAW = "hookwrap.raw"  # a saved message's key for its `raw` record
@@ -999,7 +1013,11 @@ def _saved_message(message: Message) -> dict[str, Any]:
     """A history message as a checkpoint keeps it: its chat dict, with its `raw` record
     when that is JSON data (an answer's thinking blocks, reasoning items and signatures,
     which its provider wants back in the next request); other records are left out."""
-    out = message_to_dict(message)
+    try:
+        out = message_to_dict(message)
+    except ValueError:  # an int too long for `str` in a call's arguments (see `_saved`)
+        calls = [c.replace(arguments=_digits_written(c.arguments)) for c in message.tool_calls]
+        out = message_to_dict(message.replace(tool_calls=calls))
     raw = message.raw
     if raw is not None:
         try:

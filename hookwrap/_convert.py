@@ -8,7 +8,7 @@ import math
 import re
 import sys
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any, cast, get_origin
 
@@ -25,7 +25,7 @@ from ._types import (
     Usage,
     new_full_message,
 )
-from .stores._base import digit_count, int_too_long
+from .stores._base import digit_count, digits_text, int_too_long
 
 __all__ = ["answer_from", "converter", "message_from", "message_to_dict"]
 
@@ -148,7 +148,7 @@ def result_text(value: Any) -> str:
             return json.dumps(unstructured, ensure_ascii=False, allow_nan=False, default=_loose)
         except ValueError:  # NaN, or an int too long for `str`: try it written out
             return _LongInts().text(unstructured)
-    except (TypeError, ValueError, RecursionError):
+    except Exception:  # no JSON data, or a value whose `str` raises (from `_loose`)
         pass
     try:
         return repr(value)
@@ -170,7 +170,7 @@ def _long_int(number: int) -> str:
         except ValueError:  # the pure-Python decimal, which writes the int as text first
             pass
     sign = "a negative " if number < 0 else "an "
-    return f"<{sign}int of {digits} digits>"
+    return f"<{sign}int of {digits_text(number)}>"
 
 
 class _LongInts:
@@ -178,17 +178,21 @@ class _LongInts:
     is first swapped for a placeholder string, marked by a token of this writing only,
     which the text of that int then replaces."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, default: Callable[[Any], Any] | None = None, allow_nan: bool = False
+    ) -> None:
         self.token = f"\x00{uuid.uuid4().hex}:"
         self.written: list[str] = []
+        self.default = default or _loose
+        self.allow_nan = allow_nan
 
     def text(self, unstructured: Any) -> str:
         swapped = self.swap(unstructured)
         text = json.dumps(
             swapped,
             ensure_ascii=False,
-            allow_nan=False,
-            default=lambda item: self.swap(_loose(item)),  # pyright: ignore[reportUnknownLambdaType]
+            allow_nan=self.allow_nan,
+            default=lambda item: self.swap(self.default(item)),  # pyright: ignore[reportUnknownLambdaType]
         )
         # json writes the token's NUL as \u0000: the placeholder reads "\u0000<hex>:<i>"
         marked = re.escape(json.dumps(self.token)[:-1]) + r'(\d+)"'
@@ -212,6 +216,33 @@ class _LongInts:
         if isinstance(key, int) and not isinstance(key, bool) and int_too_long(key):
             return _long_int(key)
         return key
+
+
+def json_text(value: Any, default: Callable[[Any], Any]) -> str:
+    """`json.dumps(value, ensure_ascii=False, default=default)`, in which an int of more
+    digits than `str` writes is written out as `result_text` writes it."""
+    try:
+        return json.dumps(value, ensure_ascii=False, default=default)
+    except ValueError as exc:  # an int too long for `str` (json writes NaN here)
+        try:
+            return _LongInts(default, allow_nan=True).text(value)
+        except RecursionError:  # no: a value that contains itself, which has no JSON
+            raise exc from None
+
+
+def long_ints_written(value: Any) -> Any:
+    """`value` (JSON data in dicts, lists and tuples) with each int of more digits than
+    `str` writes, key or item, swapped for the text `result_text` writes for it: JSON
+    has no other way to read one back."""
+    if isinstance(value, int) and not isinstance(value, bool) and int_too_long(value):
+        return _long_int(value)
+    if isinstance(value, dict):
+        pairs: dict[Any, Any] = value  # pyright: ignore[reportUnknownVariableType]
+        return {long_ints_written(key): long_ints_written(item) for key, item in pairs.items()}
+    if isinstance(value, (list, tuple)):
+        items: list[Any] | tuple[Any, ...] = value  # pyright: ignore[reportUnknownVariableType]
+        return [long_ints_written(item) for item in items]
+    return value
 
 
 def _loose(value: Any) -> Any:
@@ -441,7 +472,7 @@ def _form(value: Any, where: str, parents: set[int]) -> tuple[Any, Any]:
     if cls is int and int_too_long(value):
         raise TypeError(
             f"{'its item ' + where + ': ' if where else ''}it is an int of "
-            f"{digit_count(value)} digits, more than Python writes as text and reads back "
+            f"{digits_text(value)}, more than Python writes as text and reads back "
             f"(sys.get_int_max_str_digits() is {sys.get_int_max_str_digits()})"
         )
     if cls is str or cls is int or cls is bool or value is None:

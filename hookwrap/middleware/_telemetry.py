@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import time
 from collections.abc import AsyncIterator, Generator, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, cast
 from urllib.parse import urlsplit
 
-from .._convert import result_text
+from .._convert import json_text, result_text
 from .._engine import assemble
 from .._errors import Aborted, Interrupt
 from .._hooks import Middleware, on_abort, on_error, on_finish, on_start, wrap_model, wrap_tool
@@ -834,4 +833,5 @@ def _image(part: ImagePart) -> dict[str, Any]:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
+    # an int of more digits than `str` writes is written out, as a tool result is
+    return json_text(value, default=str)

@@ -8,6 +8,7 @@ import contextvars
 import queue
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
@@ -176,10 +177,13 @@ class _Worker:
         job = _Job(fn, args)
         self.late = job  # until it is back in time, also if this wait is interrupted
         self.jobs.put(job)
-        # a thread cannot wait longer than TIMEOUT_MAX (about 292 years): a longer limit
-        # is no limit in effect
-        if not job.done.wait(min(seconds, threading.TIMEOUT_MAX)):
-            return _LATE
+        # a thread waits at most TIMEOUT_MAX at a time (about 292 years, 49.7 days on
+        # Windows): a longer limit is waited out in turns, up to the limit itself
+        deadline = time.monotonic() + seconds
+        while not job.done.wait(min(seconds, threading.TIMEOUT_MAX)):
+            seconds = deadline - time.monotonic()
+            if seconds <= 0:
+                return _LATE
         self.late = None
         return job.result()
 

@@ -17,6 +17,7 @@ __all__ = [
     "check_key",
     "check_ttl",
     "digit_count",
+    "digits_text",
     "dump",
     "finite",
     "int_too_long",
@@ -139,13 +140,25 @@ def int_too_long(number: int) -> bool:
     return False
 
 
+# An int up to this many bits (about 60,000 digits) has its digits counted exactly, with
+# powers of 10 whose making costs more than linear time (seconds for millions of digits):
+# past it, the count is estimated.
+_COUNTED_BITS = 200_000
+_LOG10_2 = 0.30102999566398120
+
+
 def digit_count(number: int) -> int:
-    """How many decimal digits `number` has (its sign aside), found without writing them."""
+    """How many decimal digits `number` has (its sign aside), found without writing them:
+    exactly up to `_COUNTED_BITS` bits, past that from its bit length alone (in linear
+    time), which gives the count or one too few."""
     size = abs(number)
     if size < 10:
         return 1
-    # log10(2) per bit gives the count, or one too many or too few: powers of 10 settle it
-    exponent = int((size.bit_length() - 1) * 0.30102999566398120)
+    # log10(2) per bit gives the count, or one too few
+    exponent = int((size.bit_length() - 1) * _LOG10_2)
+    if size.bit_length() > _COUNTED_BITS:
+        return exponent + 1
+    # the float product may be off by one either way: powers of 10 settle it
     while 10**exponent > size:
         exponent -= 1
     while 10 ** (exponent + 1) <= size:
@@ -153,13 +166,25 @@ def digit_count(number: int) -> int:
     return exponent + 1
 
 
+def digits_text(number: int) -> str:
+    """``"5001 digits"``, or ``"about 2408240 digits"`` where `digit_count` estimates."""
+    about = "about " if abs(number).bit_length() > _COUNTED_BITS else ""
+    return f"{about}{digit_count(number)} digits"
+
+
 def shown(value: object, width: int = 80) -> str:
-    """`repr(value)` for a message, cut to about `width` characters; an int that has more
-    digits than that says how many (its `repr` may not even be made)."""
-    if type(value) is int and value.bit_length() > 3 * width:
+    """`repr(value)` for a message, cut to about `width` characters. Never raises: an int
+    that has more digits than that says how many (its `repr` may not even be made), and a
+    value whose `repr` raises (a container holding such an int) is shown by its type."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 3 * width:
+        if type(value) is not int:  # an IntEnum member: named by its type, as no int
+            return f"a {type(value).__name__} of {digits_text(value)}"
         head = "" if int_too_long(value) else f"{int.__repr__(value)[:20]}..., "
-        return f"{head}an int of {digit_count(value)} digits"
-    text = repr(value)
+        return f"{head}an int of {digits_text(value)}"
+    try:
+        text = repr(value)
+    except Exception:  # a message about a value must not fail on the value itself
+        return f"<{type(value).__name__} instance at {id(value):#x}>"
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
@@ -199,7 +224,13 @@ def dump(key: str, value: object) -> str:
     problem = _not_json(value, "the value", set())
     if problem is not None:
         raise TypeError(f"cannot store {key!r}: {problem}; a store keeps JSON data only")
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except ValueError:  # an int too long for `str`: only now is it worth finding
+        spot = _long_int_spot(value, "the value")
+        if spot is None:
+            raise
+        raise TypeError(f"cannot store {key!r}: {spot}; a store keeps JSON data only") from None
     if text.isascii() or _lone_surrogate(text) is None:
         return text
     paired = _PAIRED.search(text)
@@ -219,16 +250,10 @@ def _not_json(value: object, where: str, parents: set[int]) -> str | None:
     into `str` and an `IntEnum` into an `int`, so that what a store gives back is what it
     was given: the types must be exactly the built-in ones.
     """
-    if value is None or type(value) in (bool, str):
+    # an int too long for `str` passes here, so that each int costs no more than a type
+    # check: `dump` finds it once `json.dumps` refuses it
+    if value is None or type(value) in (bool, int, str):
         return None
-    if type(value) is int:
-        if not int_too_long(value):
-            return None
-        return (
-            f"{where} is an int of {digit_count(value)} digits, more than Python writes as "
-            f"text and reads back (sys.get_int_max_str_digits() is "
-            f"{sys.get_int_max_str_digits()})"
-        )
     if type(value) is float:
         return None if math.isfinite(value) else f"{where} is {value!r} (not JSON)"
     container: list[Any] | dict[Any, Any]
@@ -258,6 +283,26 @@ def _not_json(value: object, where: str, parents: set[int]) -> str | None:
         return None
     finally:
         parents.discard(id(container))
+
+
+def _long_int_spot(value: object, where: str) -> str | None:
+    """Where in `value` (JSON data, as `_not_json` found it) an int too long for `str`
+    is, said as `_not_json` says what is not JSON data; None if it holds none."""
+    if type(value) is int and int_too_long(value):
+        return (
+            f"{where} is an int of {digits_text(value)}, more than Python writes as text and "
+            f"reads back (sys.get_int_max_str_digits() is {sys.get_int_max_str_digits()})"
+        )
+    items: Any = ()
+    if type(value) is list:
+        items = ((f"{where}[{i}]", item) for i, item in enumerate(value))  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
+    elif type(value) is dict:
+        items = ((f"{where}[{name!r}]", item) for name, item in value.items())  # pyright: ignore[reportUnknownVariableType, reportUnknownMemberType]
+    for spot, item in items:
+        found = _long_int_spot(item, spot)
+        if found is not None:
+            return found
+    return None
 
 
 def _lone_surrogate(text: str) -> int | None:

@@ -263,14 +263,16 @@ def _check_options(url: str) -> None:
 # The query options in seconds: the pool's wait for a free connection (0: do not wait) and
 # the sockets' own limits (0 would make a socket non-blocking, which redis's connections do
 # not expect). redis's URL parser takes any float; a sync call then fails on a negative,
-# infinite or NaN one.
+# infinite or NaN one, or one past `threading.TIMEOUT_MAX` (about 292 years on Linux, 49.7
+# days on Windows), which neither a thread's wait nor a socket's takes.
 _WAIT_OPTIONS = {"timeout"}
 _SOCKET_OPTIONS = {"socket_timeout", "socket_connect_timeout"}
 
 
 def _check_timeouts(url: str) -> None:
-    """A `ValueError` for a query option in seconds that is not a finite number at least 0
-    (above 0 for a socket's)."""
+    """A `ValueError` for a query option in seconds that is not a number at least 0 (above
+    0 for a socket's) and at most `threading.TIMEOUT_MAX`."""
+    longest = threading.TIMEOUT_MAX
     for name, values in parse_qs(urlsplit(url).query).items():
         if name in _WAIT_OPTIONS:
             expected, least_ok = "a finite number of seconds at least 0", True
@@ -283,8 +285,11 @@ def _check_timeouts(url: str) -> None:
                 seconds = float(text)
             except ValueError:
                 seconds = math.nan  # redis's parser names it too; this says what it expects
-            if not (math.isfinite(seconds) and (seconds > 0 or (seconds == 0 and least_ok))):
-                raise ValueError(f"the option {name!r} expects {expected} (got {text!r:.40})")
+            if not (seconds <= longest and (seconds > 0 or (seconds == 0 and least_ok))):
+                raise ValueError(
+                    f"the option {name!r} expects {expected}, at most {longest:.0f} "
+                    f"(threading.TIMEOUT_MAX, the longest a wait can be; got {text!r:.40})"
+                )
 
 
 def _options(kind: str) -> set[str]:
