@@ -90,7 +90,7 @@ def build(
         else:
             given = inner  # the hook's call_next
             if streamed is not None and _is_stream_hook(hook):
-                given = _streams_only(hook, inner, streamed)
+                given = _streams_only(inner, streamed)
             if hook.spec.fail_open:
                 inner = _forgiving_layer(hook, inner, coerce, given)
             else:
@@ -107,7 +107,7 @@ def _is_stream_hook(hook: Hook) -> bool:
     return inspect.isgeneratorfunction(target) or inspect.isasyncgenfunction(target)
 
 
-def _streams_only(hook: Hook, inner: Inner, streamed: Streamed) -> Inner:
+def _streams_only(inner: Inner, streamed: Streamed) -> Inner:
     """`call_next` for a hook that answers a stream, always (a generator function): an
     inner layer's whole answer (a cache's, or the model's in a call whose shape only the
     model decides) is given to it as the stream of its chunks, not as a `ModelResponse`
@@ -566,7 +566,7 @@ def _swallowed(
 # -- async ----------------------------------------------------------------------------------
 
 
-def _astreams_only(hook: Hook, inner: AsyncInner, streamed: Streamed) -> AsyncInner:
+def _astreams_only(inner: AsyncInner, streamed: Streamed) -> AsyncInner:
     async def streams_only(request: Any) -> Any:
         answer = await inner(request)
         if isinstance(answer, ModelResponse) and isinstance(request.raw, Call):
@@ -590,7 +590,7 @@ def build_async(
         else:
             given = inner  # the hook's call_next
             if streamed is not None and _is_stream_hook(hook):
-                given = _astreams_only(hook, inner, streamed)
+                given = _astreams_only(inner, streamed)
             inner = _alayer(hook, inner, coerce, given)
         if hook.trace:
             inner = _atraced_layer(hook, inner)
