@@ -832,6 +832,23 @@ class _Framer(Framer):
             self.block = None
             self.stopped = False
 
+    def flush(self) -> list[Event]:
+        """`Framer.flush`: what waits for the events after it, as the API sent it: a text
+        block's start and citations (for its first text), its stop (for text a hook held
+        back), the `message_delta` (for counts still to come, which it shows so far)."""
+        out: list[Event] = []
+        if self.unopened is not None:
+            self._start(out)
+            for cited in self.cited:
+                out.append(_event({**cited, "index": self.count - 1}))
+            self.cited = []
+        if self.stopped:
+            self._close_block(out)
+        if self.delta is not None and not self.sent_delta:
+            out.append(self._closing_delta())
+            self.sent_delta = True
+        return out
+
     def _open(
         self, index: Any, btype: str, block: dict[str, Any], out: list[Event], api: bool
     ) -> None:

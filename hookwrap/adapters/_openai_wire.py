@@ -562,10 +562,10 @@ class _UsageLastFramer(Framer):
             out.append(event)
 
     def _release(self, out: list[Event], last: bool = True) -> None:
-        """Send the chunk `_pass` held: with the counts noted so far where it is the `last`
-        to show a usage (the stream ends, or stops with an error); as it came where a
-        chunk follows it (the API's usage chunk, another choice's finish), which shows a
-        usage of its own: the counts go once, in the last."""
+        """Send the chunk `_pass` held: with the counts noted so far, unless it is not the
+        `last` to take them (the API's usage chunk follows it, and takes them instead): the
+        counts go once. Any other chunk after it (another choice's, a hook's) takes no
+        counts: a request that did not ask for usage gets no usage chunk to show them."""
         event = self.pending
         if event is None:
             return
@@ -583,12 +583,19 @@ class _UsageLastFramer(Framer):
         self._release(out)
         return out
 
+    def _kept(self, data: Mapping[str, Any] | None) -> bool:
+        """Whether `data` is a usage chunk (no choices, no error) that waits for ``[DONE]``
+        in `usage`, where `_usage_last` puts the noted counts."""
+        if data is None or self.replaying or data.get("choices"):
+            return False
+        return data.get("error") is None
+
     def _data(self, event: Event, out: list[Event]) -> Mapping[str, Any] | None:
         """`event`'s JSON, or None for one that is none, handled here: ``[DONE]`` closes
         the stream, any other goes on as it came. A chunk `_pass` held goes first."""
         data = _obj(event.data)
         if self.pending is not None:
-            self._release(out, data is None)  # a chunk after it shows its own usage
+            self._release(out, not self._kept(data))
         if data is None:
             if event.data == "[DONE]":
                 self._close(out)
