@@ -113,3 +113,22 @@ def test_the_servers_usage_chunk_takes_the_counts_instead(is_async: bool) -> Non
     items = read_all(make, is_async)
     assert [len(i.choices) for i in items] == [1, 1, 1, 0]
     assert totals(items) == [None, None, 7, 14]
+
+
+@ASYNC
+def test_a_request_asking_for_usage_ends_with_the_counts_shown_once(is_async: bool) -> None:
+    """A chunk after the finish chunk shows no usage: the SDK keeps the finish chunk's, so
+    no usage chunk follows to show the hook's counts alone (it showed 11, not 14, and the
+    SDK's final usage was 11)."""
+    events = [chat_chunk("A"), chat_chunk("B"), chat_chunk(None, "stop", usage=SERVER_USAGE)]
+    body = Pieces(data_pieces(events, done=True), drops=False)
+    client = hw.wrap(openai_client(body, is_async), use=[add_usage, text_after_finish])
+    make = lambda: client.chat.completions.create(  # noqa: E731
+        model="m",
+        messages=[{"role": "user", "content": "hi"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    items = read_all(make, is_async)
+    shown = [total for total in totals(items) if total is not None]
+    assert shown == [14]

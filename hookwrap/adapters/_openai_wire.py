@@ -555,7 +555,8 @@ class _UsageLastFramer(Framer):
         show one: it waits for the next event, so that the counts noted by then go in it
         rather than in a usage chunk after it that would show the API's counts a second
         time. Other chunks go at once (a server may put its usage on every chunk)."""
-        self.shown = usage or {}
+        if usage:  # (a chunk showing none leaves the SDK the last one shown)
+            self.shown = usage
         if usage and not self.replaying and _finishes(event.data):
             self.pending = event
         else:
