@@ -12,59 +12,27 @@ The SDK runs for real, on a mock HTTP transport that sends one event at a time.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
-from native_turns import HTTPX
+from test_sdk_held_events import (
+    CITATION,
+    KWARGS,
+    MESSAGE_START,
+    PING,
+    Pieces,
+    event_pieces,
+    transport,
+)
 
 import hookwrap as hw
 
 anthropic = pytest.importorskip("anthropic")
 
-CITATION: dict[str, Any] = {
-    "type": "char_location",
-    "cited_text": "x",
-    "document_index": 0,
-    "document_title": "Doc",
-    "start_char_index": 0,
-    "end_char_index": 1,
-}
-PING: dict[str, Any] = {"type": "ping"}
-KWARGS: dict[str, Any] = {
-    "model": "claude-x",
-    "max_tokens": 100,
-    "messages": [{"role": "user", "content": "Hi"}],
-}
-
-
-class Pieces(HTTPX.SyncByteStream, HTTPX.AsyncByteStream):  # type: ignore[misc]
-    """A response body that comes one event at a time, each named as the API names it."""
-
-    def __init__(self, events: list[dict[str, Any]]) -> None:
-        self.pieces = [f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events]
-
-    def __iter__(self) -> Any:
-        return iter(self.pieces)
-
-    async def __aiter__(self) -> Any:
-        for piece in self.pieces:
-            yield piece
-
 
 def stream_of(*blocks: tuple[dict[str, Any], list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """A whole stream of `blocks`, each its start and what comes after it (deltas, pings)."""
-    message = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-x",
-        "content": [],
-        "stop_reason": None,
-        "stop_sequence": None,
-        "usage": {"input_tokens": 5, "output_tokens": 1},
-    }
-    events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
+    events: list[dict[str, Any]] = [MESSAGE_START]
     for index, (block, after) in enumerate(blocks):
         events.append({"type": "content_block_start", "index": index, "content_block": block})
         for event in after:
@@ -90,22 +58,18 @@ TEXT_BLOCK: dict[str, Any] = {"type": "text", "text": ""}
 def final_blocks(events: list[dict[str, Any]], hooks: list[Any], is_async: bool) -> list[Any]:
     """The blocks of the message `messages.stream()` builds from the stream the caller gets."""
 
-    def handle(request: Any) -> Any:
-        headers = {"content-type": "text/event-stream"}
-        return HTTPX.Response(200, headers=headers, stream=Pieces(events))
-
-    transport = HTTPX.MockTransport(handle)
+    http_transport = transport(Pieces(event_pieces(events), drops=False))
     if is_async:
 
         async def run() -> Any:
-            http = anthropic.DefaultAsyncHttpxClient(transport=transport)
+            http = anthropic.DefaultAsyncHttpxClient(transport=http_transport)
             client = anthropic.AsyncAnthropic(api_key="k", base_url="http://x", http_client=http)
             async with hw.wrap(client, use=hooks).messages.stream(**KWARGS) as stream:
                 return await stream.get_final_message()
 
         message = asyncio.run(run())
     else:
-        http = anthropic.DefaultHttpxClient(transport=transport)
+        http = anthropic.DefaultHttpxClient(transport=http_transport)
         client = anthropic.Anthropic(api_key="k", base_url="http://x", http_client=http)
         with hw.wrap(client, use=hooks).messages.stream(**KWARGS) as stream:
             message = stream.get_final_message()
